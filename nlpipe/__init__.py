@@ -1,0 +1,14 @@
+"""nlpipe: a classic command-line NLP pipeline over CoNLL-U."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def load(stage: str, model: "str | None" = None, **options):
+    """Load a stage (``"tokenize"``, ``"pos"``, ...) with its default or the given model.
+
+    The returned object has ``annotate(sentences)``; see :mod:`nlpipe.stage`.
+    """
+    from .stage import load_stage
+
+    return load_stage(stage, model, **options)

@@ -1,0 +1,223 @@
+"""The ``nlpipe`` command: thin click wrappers that parse options and call into the package.
+
+Every command reads its input file (``-`` or nothing: stdin) and writes to ``-o`` (nothing: stdout).
+Errors in input, options or models print one line ``nlpipe: error: ...`` and exit with code 2.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Any, Callable, Dict, Optional
+
+import click
+
+from . import __version__
+from .errors import NlpipeError
+
+INPUT = click.argument("input", required=False, default="-", metavar="[INPUT]")
+OUTPUT = click.option("-o", "--output", default="-", metavar="OUT", help="Output file (default: stdout).")
+MODEL = click.option("--model", "-m", default=None, metavar="M",
+                     help="Model directory or shipped model name (default: the shipped default).")
+DEVICE = click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu",
+                      show_default=True, help="Where neural models run.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="nlpipe")
+def cli() -> None:
+    """Fast NLP pipeline over CoNLL-U: tokenize, tag, parse, find entities and semantic roles.
+
+    \b
+    nlpipe tokenize < a.txt | nlpipe pos | nlpipe parse | nlpipe ner | nlpipe srl > a.conllu
+    nlpipe annotate a.txt -o a.conllu
+    """
+
+
+# ----------------------------------------------------------------------------------------------
+# Annotation stages
+
+@cli.command()
+@INPUT
+@OUTPUT
+@MODEL
+@click.option("--method", type=click.Choice(["rules"]), default=None,
+              help="rules: Punkt sentences + Treebank-style words (no trained model).")
+@click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+              show_default=True, help="What to do with bytes that are not UTF-8.")
+def tokenize(input: str, output: str, model: Optional[str], method: Optional[str],
+             encoding_errors: str) -> None:
+    """Split raw text into sentences and tokens (CoNLL-U out)."""
+    from .pipeline import run_tokenize
+
+    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
+
+
+def _stage_command(stage: str, help_text: str) -> Callable[..., None]:
+    @cli.command(name=stage, help=help_text)
+    @INPUT
+    @OUTPUT
+    @MODEL
+    @DEVICE
+    def command(input: str, output: str, model: Optional[str], device: str) -> None:
+        from .pipeline import run_stage
+
+        run_stage(stage, input, output, model=model, device=device)
+
+    return command
+
+
+_stage_command("pos", "Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).")
+_stage_command("parse", "Predict HEAD and DEPREL (CoNLL-U with POS in).")
+_stage_command("ner", "Mark named entities as MISC NE=B-PER etc.")
+_stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
+_stage_command("srl", "Label semantic roles as MISC SRL=<pred-id>:<role>.")
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, metavar="[FILES|-]")
+@OUTPUT
+@click.option("--stages", default=None, metavar="S1,S2",
+              help="Comma-separated stages (default: every stage with a shipped model).")
+@DEVICE
+def annotate(inputs: tuple, output: str, stages: Optional[str], device: str) -> None:
+    """Run the whole chain in one process on raw text (or CoNLL-U when tokenize is not asked)."""
+    from .pipeline import run_annotate
+
+    run_annotate(list(inputs) or ["-"], output, stages.split(",") if stages else None, device=device)
+
+
+# ----------------------------------------------------------------------------------------------
+# Training and evaluation
+
+# Each stage module may define ``train_command`` (a click.Command); it is imported only when asked,
+# so `nlpipe --help` and the filters stay fast.
+class _TrainGroup(click.Group):
+    STAGES = ("tokenize", "pos", "parse", "ner", "predicates", "srl")
+
+    def list_commands(self, ctx: click.Context) -> list:
+        return list(self.STAGES)
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name not in self.STAGES:
+            return None
+        import importlib
+
+        try:
+            module = importlib.import_module(f"nlpipe.stages.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"nlpipe.stages.{name}":
+                raise
+            module = None
+        command = getattr(module, "train_command", None)
+        if command is not None:
+            return command
+
+        @click.command(name=name, context_settings={"ignore_unknown_options": True},
+                       help=f"Train the {name} stage (not available yet).")
+        @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+        def unavailable(args: tuple) -> None:
+            raise NlpipeError(f"training for stage {name} is not available yet")
+
+        return unavailable
+
+
+@cli.group(cls=_TrainGroup)
+def train() -> None:
+    """Train a stage's model: nlpipe train STAGE --train T --dev D --out M."""
+
+
+@cli.command(name="eval")
+@click.argument("stage", type=click.Choice(["tokenize", "pos", "parse", "ner", "predicates", "srl"]))
+@click.option("--gold", "-g", required=True, metavar="G", help="Gold CoNLL-U file.")
+@click.option("--pred", "-p", default=None, metavar="P", help="Predicted file to score against G.")
+@MODEL
+@click.option("--train", "train_file", default=None, metavar="T",
+              help="Training file: also score words unseen in it (pos).")
+@click.option("--scheme", type=click.Choice(["auto", "bio", "iob1", "bioes"]), default="auto",
+              show_default=True, help="Span encoding of NE tags (ner).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
+@DEVICE
+def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], train_file: Optional[str],
+          scheme: str, as_json: bool, device: str) -> None:
+    """Score predictions (--pred) or a model (--model) against gold CoNLL-U."""
+    from .evaluate import evaluate, summary
+
+    if pred is not None and model is not None:
+        raise NlpipeError("give either --pred or --model, not both")
+    result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device)
+    click.echo(summary(result), err=True)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# Formats and models
+
+@cli.command()
+@click.option("--from", "src", type=click.Choice(["conllu", "conll2003", "conll2012", "text"]),
+              default="conllu", show_default=True)
+@click.option("--to", "dst", type=click.Choice(["conllu", "conll2003", "conll2005", "text"]),
+              default="conllu", show_default=True)
+@INPUT
+@OUTPUT
+def convert(src: str, dst: str, input: str, output: str) -> None:
+    """Convert between CoNLL-U, CoNLL-2003 columns, CoNLL-2005/2012 props and plain text."""
+    from .convert import convert as do_convert
+
+    do_convert(src, dst, input, output)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def models(as_json: bool) -> None:
+    """List the shipped models with their scores."""
+    from .stage import DEFAULT_MODELS, read_config, shipped_models
+
+    rows = []
+    for path in shipped_models():
+        config = read_config(path)
+        rows.append({
+            "name": path.name,
+            "stage": config["stage"],
+            "arch": config["arch"],
+            "default": path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
+            "scores": config.get("training", {}).get("scores", {}),
+        })
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for r in rows:
+        scores = ", ".join(f"{k} {v}" for k, v in r["scores"].items()) or "-"
+        mark = "*" if r["default"] else " "
+        click.echo(f"{mark} {r['name']:<24} {r['stage']:<11} {r['arch']:<20} {scores}")
+
+
+# ----------------------------------------------------------------------------------------------
+
+def main(argv: Optional[list] = None) -> None:
+    """Entry point: run the click group, turning user errors into one line and exit code 2."""
+    if hasattr(signal, "SIGPIPE"):
+        # `nlpipe ... | head` ends quietly, like any Unix filter.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.stderr.write("nlpipe: interrupted\n")
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2)
+    except NlpipeError as e:
+        sys.stderr.write(f"nlpipe: error: {e}\n")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.stderr.write("nlpipe: interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
