@@ -187,14 +187,19 @@ def _show(s: str, n: int = 40) -> str:
     return s.encode("unicode_escape").decode("ascii")
 
 
-def _finish(sent: Sentence, heads_ok_upto: int, path: str) -> None:
-    """Check HEAD values against the sentence length."""
-    n = heads_ok_upto
+def _finish(sent: Sentence, n: int, path: str) -> None:
+    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words."""
+    first = sent.line + len(sent.comments)
+    if n == 0:
+        raise InputError(path, first, "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
-        h = r[HEAD]
-        if h != "_" and r[ID].isdigit() and int(h) > n:
-            raise InputError(path, sent.line + len(sent.comments) + off,
-                             f"HEAD {h} is outside the sentence (it has {n} words)")
+        i = r[ID]
+        if i.isdigit():
+            h = r[HEAD]
+            if h != "_" and int(h) > n:
+                raise InputError(path, first + off, f"HEAD {h} is outside the sentence (it has {n} words)")
+        elif "-" in i and int(i.partition("-")[2]) > n:
+            raise InputError(path, first + off, f"multiword token {i} covers words the sentence lacks ({n} words)")
 
 
 def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:

@@ -1,0 +1,33 @@
+# make demo: annotate data/sample.txt with the shipped default models
+# make test: run the test suite
+# Both create .venv and install torch (CPU build) and the package first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-nlpipe
+
+.PHONY: install demo test test-fast bench clean
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $@
+
+demo: install
+	$(BIN)/nlpipe annotate data/sample.txt
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow and not corpus"
+
+bench: install
+	$(BIN)/python bench/io.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

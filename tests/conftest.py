@@ -1,0 +1,32 @@
+"""Shared test helpers: fixture paths, the corpora folder (skipped with a reason when absent), CLI runner."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def corpora() -> Path:
+    """The corpora folder; skips the test with a visible reason when it is absent."""
+    if not CORPORA.is_dir():
+        pytest.skip(f"corpora not found at {CORPORA} (set NLPIPE_CORPORA)")
+    return CORPORA
+
+
+def run_cli(*args: str, input: bytes = b"", cwd: "str | None" = None) -> subprocess.CompletedProcess:
+    """Run `python -m nlpipe.cli ARGS` as a user would; returns the completed process (bytes out/err)."""
+    return subprocess.run([sys.executable, "-m", "nlpipe.cli", *args], input=input, capture_output=True,
+                          cwd=cwd, timeout=600)

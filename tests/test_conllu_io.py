@@ -1,0 +1,163 @@
+"""The CoNLL-U reader/writer: lossless round trips, column access, MISC helpers, and every error path."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nlpipe.conllu_io import (FORM, HEAD, MISC, UPOS, Sentence, misc_get, misc_set, parse_string, read_conllu,
+                              to_string, write_conllu)
+from nlpipe.errors import InputError
+
+from conftest import FIXTURES
+
+
+def roundtrip(text: str) -> str:
+    return to_string(parse_string(text))
+
+
+def test_fixture_round_trip_is_byte_identical():
+    data = (FIXTURES / "special.conllu").read_bytes()
+    text = data.decode("utf-8")
+    assert roundtrip(text).encode("utf-8") == data
+
+
+@pytest.mark.parametrize("variant", [
+    lambda t: t[:-1],                           # no blank line after the last sentence
+    lambda t: t[:-2],                           # no final newline at all
+    lambda t: t + "\n",                         # an extra blank line at the end
+    lambda t: t.replace("\n\n# sent_id = fixture-2", "\n\n\n# sent_id = fixture-2"),  # two blank lines
+    lambda t: t.replace("\n", "\r\n"),          # CRLF line endings
+    lambda t: "\ufeff" + t,                     # byte-order mark
+])
+def test_round_trip_variants(variant):
+    text = variant((FIXTURES / "special.conllu").read_text(encoding="utf-8"))
+    assert roundtrip(text) == text
+
+
+def test_words_tokens_and_meta():
+    s1, s2 = parse_string((FIXTURES / "special.conllu").read_text(encoding="utf-8"))
+    assert [w[FORM] for w in s1.words] == ["I", "do", "n't", "know", ",", "naïve", "café", "—", "ok", "?"]
+    assert [t[FORM] for t in s1.tokens] == ["I", "don't", "know", ",", "naïve", "café", "—", "ok", "?"]
+    assert s1.sent_id == "fixture-1"
+    assert s1.meta("newpar") == ""
+    assert s1.meta("translit") == "odd comment = with = signs"
+    assert s1.text() == "I don't know, naïve café — ok?"
+    assert s2.words[0][FORM] == "😀"
+
+
+def test_stage_changes_only_its_columns():
+    text = (FIXTURES / "special.conllu").read_text(encoding="utf-8")
+    sents = parse_string(text)
+    for s in sents:
+        for w in s.words:
+            w[UPOS] = "X"
+    out = to_string(sents).splitlines()
+    for a, b in zip(text.splitlines(), out):
+        ca, cb = a.split("\t"), b.split("\t")
+        if len(ca) >= 10 and ca[0].isdigit():
+            assert cb[:3] == ca[:3] and cb[4:] == ca[4:] and cb[UPOS] == "X"
+        else:
+            assert a == b
+
+
+def test_misc_values_with_equals_are_kept():
+    misc = "Translit=naive|Cxn=free=rc-obj"
+    assert misc_get(misc, "Cxn") == "free=rc-obj"
+    assert misc_set(misc, "NE", "B-PER") == "Translit=naive|Cxn=free=rc-obj|NE=B-PER"
+    assert misc_set(misc, "Cxn", None) == "Translit=naive"
+    assert misc_set("_", "NE", "O") == "NE=O"
+    assert misc_set("NE=O", "NE", None) == "_"
+    assert misc_get("SpaceAfter=No", "Space") is None
+
+
+def test_reader_streams():
+    """The reader yields a sentence before reading the rest of its input."""
+    text = (FIXTURES / "special.conllu").read_text(encoding="utf-8")
+    first_sentence_end = text.index("\n\n") + 2
+
+    class Watch(io.StringIO):
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            line = self.readline()
+            if not line:
+                raise StopIteration
+            return line
+
+    stream = Watch(text, newline="\n")
+    sents = read_conllu(stream, "x")
+    next(sents)
+    # the reader only had to look one line past the blank line to finish sentence 1
+    assert stream.tell() < first_sentence_end + 40
+
+
+BAD = [
+    ("1\tI\tI\tPRON\n", 1, "expected 10 tab-separated columns"),
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\nx\tbad\t_\t_\t_\t_\t0\t_\t_\t_\n", 2, "ID must be an integer"),
+    ("1\tI\tI\tPRON\tPRP\t_\tzero\troot\t_\t_\n", 1, "HEAD must be an integer"),
+    ("1\tI\tI\tPRON\tPRP\t_\t5\troot\t_\t_\n", 1, "HEAD 5 is outside the sentence"),
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n3\tx\tx\tX\tX\t_\t1\tdep\t_\t_\n", 2, "expected word ID 2"),
+    ("# sent_id = 1\nthis is stray text\n", 2, "expected 10 tab-separated columns"),
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n# late comment\n", 2, "comment line inside a sentence"),
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\t_\n2\tx\tx\tX\tX\t_\t1\tdep\t_\t_\n", 2, "expected 11"),
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t\x00\n", 1, "NUL byte"),
+    ("\n1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n", 1, "blank line"),
+    ("# only a comment\n", 1, "no token lines"),
+    ("1-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "no word lines"),
+    ("1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\troot\t_\t_\n", 1, "covers words"),
+    ("2-1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "bad multiword-token range"),
+]
+
+
+@pytest.mark.parametrize("text,line,message", BAD)
+def test_errors_name_file_and_line(text, line, message):
+    with pytest.raises(InputError) as e:
+        parse_string(text, "bad.conllu")
+    assert e.value.path == "bad.conllu"
+    assert e.value.line == line
+    assert message in e.value.message
+    assert str(e.value).startswith(f"bad.conllu:{line}: ")
+
+
+def test_empty_input_is_an_error():
+    with pytest.raises(InputError, match="empty input"):
+        parse_string("", "empty.conllu")
+
+
+def test_sentences_before_an_error_are_complete():
+    good = "1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n\n"
+    sents = read_conllu(io.StringIO(good + "1\tbad\n", newline="\n"), "x")
+    first = next(sents)
+    assert to_string([first]) == good
+    with pytest.raises(InputError):
+        next(sents)
+
+
+def test_built_sentence_writes_standard_layout():
+    s = Sentence(["# sent_id = a"], [["1", "Hi", "_", "_", "_", "_", "_", "_", "_", "_"]])
+    buf = io.StringIO()
+    write_conllu([s], buf)
+    assert buf.getvalue() == "# sent_id = a\n1\tHi\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+
+
+field = st.text(alphabet=st.characters(blacklist_characters="\t\n\r\x00", blacklist_categories=("Cs",)),
+                min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(field, field, field), min_size=1, max_size=5), min_size=1, max_size=4),
+       st.booleans())
+def test_random_sentences_round_trip(sentences, final_newline):
+    parts = []
+    for words in sentences:
+        lines = [f"# text = {' '.join(w[0] for w in words)}"]
+        for i, (form, lemma, misc) in enumerate(words, 1):
+            lines.append(f"{i}\t{form}\t{lemma}\tX\t_\t_\t{i - 1}\tdep\t_\t{misc}")
+        parts.append("\n".join(lines) + "\n\n")
+    text = "".join(parts)
+    if not final_newline:
+        text = text[:-2]
+    assert roundtrip(text) == text
