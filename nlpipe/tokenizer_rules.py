@@ -1,0 +1,137 @@
+"""Rule-based English tokenization following UD English EWT conventions.
+
+Sentences come from an nltk Punkt model whose parameters are plain JSON (never a pickle); words come
+from one regular expression plus EWT's splitting rules:
+
+- clitics become multiword tokens: ``don't`` -> ``do`` + ``n't``, ``can't`` -> ``ca`` + ``n't``,
+  ``I'm`` -> ``I`` + ``'m``, ``Bush's`` -> ``Bush`` + ``'s`` (also with ``’``);
+- a learned lexicon splits apostrophe-less forms EWT splits (``dont``, ``cannot``, ``gonna``);
+- hyphenated words are split at the hyphen (``long - term``) unless the first part is a prefix EWT keeps
+  attached (``e-mail``, ``non-human``) or the parts are digits (phone numbers);
+- URLs, e-mail addresses, numbers (``1,000.5``, ``7:30``, ``11/28/2000``) and learned abbreviations
+  (``Dr.``, ``U.S.``) stay whole; punctuation runs of one character (``...``, ``!!!``) are one token.
+
+Every non-whitespace character of the input ends up in exactly one token, in order.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+# A token: (start, end, word pieces or None). Offsets index the text given to word_spans.
+Token = Tuple[int, int, Optional[List[str]]]
+
+_TOKEN_RE = re.compile(r"""
+  (?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
+| (?P<email>[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)+)
+| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?P<dot>\.(?!\.))?
+| (?P<emo>[:;=]-?[()DPp](?!\w))
+| (?P<punct>(?P<pc>[^\w\s])(?P=pc)*)
+""", re.VERBOSE)
+
+_CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
+_INITIALS_RE = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]$")
+_DIGITS_HYPHEN_RE = re.compile(r"[\d-]+$")
+
+
+class WordTokenizer:
+    """Split sentence text into tokens and multiword-token pieces (EWT conventions)."""
+
+    def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
+                 splits: Optional[Dict[str, Sequence[int]]] = None):
+        """
+        Args:
+            abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
+            hyphen_prefixes: lowercased first parts that stay attached to a hyphen (``e``, ``non``).
+            splits: lowercased token -> lengths of its words (``"cannot": [3, 3]``).
+        """
+        self.abbreviations = frozenset(abbreviations)
+        self.hyphen_prefixes = frozenset(hyphen_prefixes)
+        self.splits = dict(splits or {})
+
+    def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
+        """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""
+        out: List[Token] = []
+        append = out.append
+        end = len(text) if end is None else end
+        for m in _TOKEN_RE.finditer(text, start, end):
+            word = m.group("word")
+            if word is None:
+                append((m.start(), m.end(), None))
+                continue
+            s = m.start()
+            e = s + len(word)
+            if m.group("dot") is not None:
+                low = word.lower()
+                if low in self.abbreviations or _INITIALS_RE.match(word):
+                    word += "."
+                    e += 1
+            self._word(word, s, out)
+            if e < m.end():
+                append((e, m.end(), None))
+        return out
+
+    def _word(self, word: str, s: int, out: List[Token]) -> None:
+        if "-" in word and not _DIGITS_HYPHEN_RE.match(word):
+            parts = word.split("-")
+            if not (len(parts) == 2 and parts[0].lower() in self.hyphen_prefixes):
+                pos = s
+                for i, p in enumerate(parts):
+                    if i:
+                        out.append((pos, pos + 1, None))
+                        pos += 1
+                    if p:
+                        self._word(p, pos, out)
+                    pos += len(p)
+                return
+        low = word.lower()
+        lengths = self.splits.get(low)
+        if lengths is None:
+            m = _CLITIC_RE.search(word)
+            if m is None or m.start() == 0:
+                out.append((s, s + len(word), None))
+                return
+            lengths = (m.start(), len(word) - m.start())
+        pieces = []
+        pos = 0
+        for n in lengths:
+            pieces.append(word[pos:pos + n])
+            pos += n
+        out.append((s, s + len(word), pieces))
+
+
+class SentenceSplitter:
+    """Punkt sentence boundaries from JSON parameters."""
+
+    def __init__(self, params: Dict[str, list]):
+        p = PunktParameters()
+        p.abbrev_types = set(params.get("abbrev_types", []))
+        p.collocations = set(tuple(c) for c in params.get("collocations", []))
+        p.sent_starters = set(params.get("sent_starters", []))
+        for k, v in params.get("ortho_context", {}).items():
+            p.ortho_context[k] = int(v)
+        self._punkt = PunktSentenceTokenizer(p)
+
+    def spans(self, text: str) -> List[Tuple[int, int]]:
+        """(start, end) of each sentence of a paragraph, without surrounding whitespace."""
+        return list(self._punkt.span_tokenize(text))
+
+
+def punkt_to_json(params: PunktParameters) -> Dict[str, list]:
+    """Plain-JSON form of Punkt parameters (sorted, so files are reproducible)."""
+    return {
+        "abbrev_types": sorted(params.abbrev_types),
+        "collocations": sorted(list(c) for c in params.collocations),
+        "sent_starters": sorted(params.sent_starters),
+        "ortho_context": {k: v for k, v in sorted(params.ortho_context.items())},
+    }
+
+
+def load_json(path: Path) -> dict:
+    """Read one JSON parameter file of a tokenizer model."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

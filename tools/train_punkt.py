@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Rebuild the shipped rule tokenizer model (nlpipe/models/tokenize-rules-ewt) from UD EWT train.
+
+Learns, from the gold tokenization of the training file only:
+- Punkt sentence parameters (nltk PunktTrainer on the raw paragraphs rebuilt from ``# text``),
+  plus the abbreviations below as Punkt abbreviation types;
+- abbreviations that keep their period (``Dr.``, ``etc.``): forms written with the period attached
+  more often than split from it;
+- hyphen prefixes kept attached (``e-mail``, ``non-profit``): first parts kept whole more often
+  than split;
+- apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
+  often than not.
+
+Usage:
+    python tools/train_punkt.py --train ../shared/corpora/en_ewt/en_ewt-ud-train.conllu \\
+        --out nlpipe/models/tokenize-rules-ewt [--scores scores.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterator, List, Tuple
+
+from nltk.tokenize.punkt import PunktTrainer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from nlpipe.conllu_io import FORM, MISC, Sentence, misc_get, read_file  # noqa: E402
+from nlpipe.stage import write_config  # noqa: E402
+from nlpipe.tokenizer_rules import punkt_to_json  # noqa: E402
+
+_ABBR_BODY = re.compile(r"\w+(?:\.\w+)*$")
+_HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
+
+
+def paragraphs(sentences: List[Sentence]) -> Iterator[str]:
+    """Raw paragraphs: the ``# text`` of a paragraph's sentences joined by one space."""
+    current: List[str] = []
+    for s in sentences:
+        if (s.meta("newdoc") is not None or s.meta("newpar") is not None) and current:
+            yield " ".join(current)
+            current = []
+        current.append(s.text())
+    if current:
+        yield " ".join(current)
+
+
+def surface(s: Sentence) -> List[Tuple[str, bool, List[str]]]:
+    """(form, space after, word forms) of each surface token."""
+    out = []
+    words = {r[0]: r[FORM] for r in s.words}
+    for t in s.tokens:
+        space = misc_get(t[MISC], "SpaceAfter") != "No"
+        a, dash, b = t[0].partition("-")
+        pieces = [words[str(i)] for i in range(int(a), int(b) + 1)] if dash else []
+        out.append((t[FORM], space, pieces))
+    return out
+
+
+def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
+    attached: Counter = Counter()
+    detached: Counter = Counter()
+    kept: Counter = Counter()
+    split: Counter = Counter()
+    mwt: Counter = Counter()
+    plain: Counter = Counter()
+    lengths: Dict[str, List[int]] = {}
+    for s in sentences:
+        toks = surface(s)
+        for i, (form, space, pieces) in enumerate(toks):
+            low = form.lower()
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if len(form) > 1 and form.endswith(".") and _ABBR_BODY.match(form[:-1]):
+                attached[low[:-1]] += 1
+            if nxt and not space and nxt[0] == "." and _ABBR_BODY.match(form):
+                detached[low] += 1
+            m = _HYPHEN_WORD.match(form)
+            if m:
+                kept[m.group(1).lower()] += 1
+            if nxt and not space and nxt[0] == "-" and not nxt[1] and i + 2 < len(toks) \
+                    and form.isalpha() and toks[i + 2][0][:1].isalpha():
+                split[low] += 1
+            if pieces:
+                if "".join(pieces).lower() == low and "'" not in form and "’" not in form:
+                    mwt[low] += 1
+                    lengths[low] = [len(p) for p in pieces]
+            else:
+                plain[low] += 1
+    return {
+        "abbreviations": sorted(w for w, n in attached.items() if n > detached[w]),
+        "hyphen_prefixes": sorted(w for w, n in kept.items() if n >= 2 and n > split[w]),
+        "splits": {w: lengths[w] for w, n in sorted(mwt.items()) if n >= 3 and n > plain[w]},
+    }
+
+
+def main(argv: List[str] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--train", required=True, help="UD EWT train CoNLL-U")
+    ap.add_argument("--out", required=True, help="model directory to write")
+    ap.add_argument("--scores", default=None, help="JSON file of measured scores to record in config.json")
+    args = ap.parse_args(argv)
+
+    sentences = list(read_file(args.train))
+    words = learn_words(sentences)
+    trainer = PunktTrainer()
+    for p in paragraphs(sentences):
+        trainer.train(p + "\n\n", finalize=False)
+    trainer.finalize_training()
+    params = trainer.get_params()
+    params.abbrev_types |= set(words["abbreviations"])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for fname, obj in (("punkt.json", punkt_to_json(params)), ("words.json", words)):
+        with open(out / fname, "w", encoding="utf-8") as f:
+            json.dump(obj, f, ensure_ascii=False, indent=0, sort_keys=True)
+            f.write("\n")
+    scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+    write_config(out, {
+        "stage": "tokenize",
+        "arch": "punkt-treebank.v1",
+        "model": {"punkt": "punkt.json", "words": "words.json"},
+        "training": {
+            "data": {"train": Path(args.train).name,
+                     "corpus": "UD English EWT 2.16 (CC BY-SA 4.0)",
+                     "sentences": len(sentences)},
+            "command": "python tools/train_punkt.py --train en_ewt-ud-train.conllu --out " + out.name,
+            "scores": scores,
+        },
+    })
+    print(f"{out}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} hyphen "
+          f"prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt abbreviation types",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
