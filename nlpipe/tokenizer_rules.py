@@ -27,31 +27,39 @@ Token = Tuple[int, int, Optional[List[str]]]
 
 _TOKEN_RE = re.compile(r"""
   (?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
-| (?P<email>[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)+)
-| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?P<dot>\.(?!\.))?
+| (?P<email>[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
+| (?P<slash>(?i:b/c|w/o|w/)(?!\w))
+| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
+| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?P<dot>\.(?![.?!]))?
 | (?P<emo>[:;=]-?[()DPp](?!\w))
+| (?P<mixed>[?!]+\.?|\.[?!]+)
 | (?P<punct>(?P<pc>[^\w\s])(?P=pc)*)
 """, re.VERBOSE)
 
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
 _INITIALS_RE = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]$")
-_DIGITS_HYPHEN_RE = re.compile(r"[\d-]+$")
+# Phone-number-like digit groups stay whole (EWT: 713-853-3989, 646-8420); ranges (1998-2005) split.
+_PHONE_RE = re.compile(r"\d+-\d+-\d+(?:-\d+)*$|\d{3}-\d{4}$|\d{5}-\d{4}$")
 
 
 class WordTokenizer:
     """Split sentence text into tokens and multiword-token pieces (EWT conventions)."""
 
     def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
-                 splits: Optional[Dict[str, Sequence[int]]] = None):
+                 splits: Optional[Dict[str, Sequence[int]]] = None,
+                 joined: Optional[Dict[str, Sequence[int]]] = None):
         """
         Args:
             abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
             hyphen_prefixes: lowercased first parts that stay attached to a hyphen (``e``, ``non``).
             splits: lowercased token -> lengths of its words (``"cannot": [3, 3]``).
+            joined: lowercased run-together tokens -> lengths of the tokens EWT splits them into
+                (``"alot": [1, 3]``).
         """
         self.abbreviations = frozenset(abbreviations)
         self.hyphen_prefixes = frozenset(hyphen_prefixes)
         self.splits = dict(splits or {})
+        self.joined = dict(joined or {})
 
     def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
         """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""
@@ -76,7 +84,7 @@ class WordTokenizer:
         return out
 
     def _word(self, word: str, s: int, out: List[Token]) -> None:
-        if "-" in word and not _DIGITS_HYPHEN_RE.match(word):
+        if "-" in word and not _PHONE_RE.match(word):
             parts = word.split("-")
             if not (len(parts) == 2 and parts[0].lower() in self.hyphen_prefixes):
                 pos = s
@@ -89,6 +97,11 @@ class WordTokenizer:
                     pos += len(p)
                 return
         low = word.lower()
+        if low in self.joined:
+            for n in self.joined[low]:
+                out.append((s, s + n, None))
+                s += n
+            return
         lengths = self.splits.get(low)
         if lengths is None:
             m = _CLITIC_RE.search(word)

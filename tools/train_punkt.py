@@ -32,6 +32,17 @@ from nlpipe.conllu_io import FORM, MISC, Sentence, misc_get, read_file  # noqa: 
 from nlpipe.stage import write_config  # noqa: E402
 from nlpipe.tokenizer_rules import punkt_to_json  # noqa: E402
 
+# Hand-written English knowledge, used where the training data is too thin (a word seen once):
+# title and calendar abbreviations, and prefixes that EWT attaches with a hyphen when it keeps them whole.
+SEED_ABBREVIATIONS = (
+    "adm capt cmdr col cpl dept dr gen gov hon jr lt maj messrs mr mrs ms mt prof rep reps rev sen sgt sr st "
+    "jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun "
+    "inc ltd co corp bros assn est approx vs etc e.g i.e a.m p.m u.s u.k u.n"
+).split()
+KNOWN_PREFIXES = frozenset(
+    "anti co counter cross e ex extra inter intra mid mis multi neo non over post pre pro pseudo re semi "
+    "socio sub super trans ultra un vice".split())
+
 _ABBR_BODY = re.compile(r"\w+(?:\.\w+)*$")
 _HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
 
@@ -66,6 +77,8 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     kept: Counter = Counter()
     split: Counter = Counter()
     mwt: Counter = Counter()
+    joined: Counter = Counter()
+    joined_lengths: Dict[str, List[int]] = {}
     plain: Counter = Counter()
     lengths: Dict[str, List[int]] = {}
     for s in sentences:
@@ -83,6 +96,10 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
             if nxt and not space and nxt[0] == "-" and not nxt[1] and i + 2 < len(toks) \
                     and form.isalpha() and toks[i + 2][0][:1].isalpha():
                 split[low] += 1
+            if nxt and not space and form.isalpha() and nxt[0].isalpha() and not pieces and not nxt[2]:
+                key = (form + nxt[0]).lower()
+                joined[key] += 1
+                joined_lengths[key] = [len(form), len(nxt[0])]
             if pieces:
                 if "".join(pieces).lower() == low and "'" not in form and "’" not in form:
                     mwt[low] += 1
@@ -90,9 +107,12 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
             else:
                 plain[low] += 1
     return {
-        "abbreviations": sorted(w for w, n in attached.items() if n > detached[w]),
-        "hyphen_prefixes": sorted(w for w, n in kept.items() if n >= 2 and n > split[w]),
+        "abbreviations": sorted({w for w, n in attached.items() if n > detached[w]}
+                                | {w for w in SEED_ABBREVIATIONS if attached[w] >= detached[w]}),
+        "hyphen_prefixes": sorted(w for w, n in kept.items()
+                                  if n > split[w] and (n >= 2 or w in KNOWN_PREFIXES)),
         "splits": {w: lengths[w] for w, n in sorted(mwt.items()) if n >= 3 and n > plain[w]},
+        "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
     }
 
 

@@ -56,9 +56,9 @@ class RuleTokenizer:
         return list(self.tokenize(io.StringIO(text, newline="\n"), name))
 
     def _sentence_bounds(self, text: str) -> List[Tuple[int, int]]:
-        # Only Punkt's start offsets are used, so no character can fall between two sentences.
-        starts = [s for s, _ in self.sentences.spans(text)] or [0]
-        starts[0] = 0
+        # Only Punkt's start offsets are used, so no character can fall between two sentences, and
+        # only those after whitespace, so no token ("!!") is cut in two.
+        starts = [0] + [s for s, _ in self.sentences.spans(text) if s > 0 and text[s - 1].isspace()]
         bounds = []
         for i, s in enumerate(starts):
             e = starts[i + 1] if i + 1 < len(starts) else len(text)
@@ -142,7 +142,8 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
         punkt = load_json(Path(model_dir) / files.get("punkt", "punkt.json"))
         words = load_json(Path(model_dir) / files.get("words", "words.json"))
         splitter = SentenceSplitter(punkt)
-        tokenizer = WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"])
+        tokenizer = WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
+                                  words.get("joined", {}))
     except FileNotFoundError as e:
         raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:
