@@ -9,7 +9,7 @@ from one regular expression plus EWT's splitting rules:
 - hyphenated words are split at the hyphen (``long - term``) unless the first part is a prefix EWT keeps
   attached (``e-mail``, ``non-human``) or the parts are digits (phone numbers);
 - URLs, e-mail addresses, numbers (``1,000.5``, ``7:30``, ``11/28/2000``) and learned abbreviations
-  (``Dr.``, ``U.S.``) stay whole; punctuation runs of one character (``...``, ``!!!``) are one token.
+  (``Dr.``, ``U.S.``) stay whole except at the end of a sentence; punctuation runs of one character (``...``, ``!!!``) are one token.
 
 Every non-whitespace character of the input ends up in exactly one token, in order.
 """
@@ -73,7 +73,8 @@ class WordTokenizer:
                 continue
             s = m.start()
             e = s + len(word)
-            if m.group("dot") is not None:
+            # EWT splits an abbreviation's period off at the end of a sentence ("etc" + ".")
+            if m.group("dot") is not None and m.end() < end:
                 low = word.lower()
                 if low in self.abbreviations or _INITIALS_RE.match(word):
                     word += "."

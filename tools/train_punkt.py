@@ -5,7 +5,7 @@ Learns, from the gold tokenization of the training file only:
 - Punkt sentence parameters (nltk PunktTrainer on the raw paragraphs rebuilt from ``# text``),
   plus the abbreviations below as Punkt abbreviation types;
 - abbreviations that keep their period (``Dr.``, ``etc.``): forms written with the period attached
-  more often than split from it;
+  more often than split from it inside a sentence (at its end EWT always splits the period off);
 - hyphen prefixes kept attached (``e-mail``, ``non-profit``): first parts kept whole more often
   than split;
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
@@ -88,7 +88,7 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
             nxt = toks[i + 1] if i + 1 < len(toks) else None
             if len(form) > 1 and form.endswith(".") and _ABBR_BODY.match(form[:-1]):
                 attached[low[:-1]] += 1
-            if nxt and not space and nxt[0] == "." and _ABBR_BODY.match(form):
+            if nxt and not space and nxt[0] == "." and _ABBR_BODY.match(form) and i + 2 < len(toks):
                 detached[low] += 1
             m = _HYPHEN_WORD.match(form)
             if m:
