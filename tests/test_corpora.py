@@ -283,3 +283,86 @@ def test_up_errors(extra, line, what):
                    for i, cols in enumerate(extra))
     e = _error(read_up, "# sent_id = x\n" + rows + "\n")
     assert e.line == line + 1 and what in e.message
+
+
+# --------------------------------------------------------------------------------------------
+# Corpus checks: the readers reproduce the counts in each PROVENANCE.md
+
+def _corpus_file(corpora, name: str):
+    path = corpora / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return open(path, encoding="utf-8", newline="\n"), str(path)
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("name,sentences,tokens,docs,entities", [
+    ("conll2003/eng.train", 14041, 203621, 946, 7140 + 6600 + 6321 + 3438),
+    ("conll2003/eng.testa", 3250, 51362, 216, 1842 + 1837 + 1341 + 922),
+    ("conll2003/eng.testb", 3453, 46435, 231, 1661 + 1668 + 1617 + 702),
+])
+def test_corpus_conll2003_counts(corpora, name, sentences, tokens, docs, entities):
+    f, path = _corpus_file(corpora, name)
+    with f:
+        sents = list(read_conll2003(f, path))
+    assert (len(sents), sum(len(s.words) for s in sents), sum(s.newdoc for s in sents),
+            sum(len(bio_spans(s.tags)) for s in sents)) == (sentences, tokens, docs, entities)
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("name,draft,sentences,tokens,entities", [
+    ("uner_en_ewt/en_ewt-ud-dev.iob2", False, 2001, 25149, {"LOC": 399, "PER": 343, "ORG": 224}),
+    ("uner_en_ewt/en_ewt-ud-test.iob2", False, 2077, 25097, {"PER": 449, "ORG": 322, "LOC": 317}),
+    ("uner_en_ewt/draft_train_0c7ce0de/en_ewt-ud-train.iob2", True, 12543, 204579,
+     {"PER": 2873, "LOC": 2698, "ORG": 1434}),
+])
+def test_corpus_uner_counts(corpora, name, draft, sentences, tokens, entities):
+    from collections import Counter
+
+    f, path = _corpus_file(corpora, name)
+    with f:
+        sents = list(read_uner(f, path, map_draft=draft))
+    types = Counter(label for s in sents for _, _, label in bio_spans(s.tags))
+    assert (len(sents), sum(len(s.words) for s in sents), dict(types)) == (sentences, tokens, entities)
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("split,sentences,tokens,predicates,arguments,ud_sentences,dropped", [
+    ("dev", 1974, 24969, 4977, 9600, 2001, (0, 2)),
+    ("test", 2062, 25009, 4799, 9345, 2077, (0, 0)),
+])
+def test_corpus_propbank_counts_and_alignment(corpora, split, sentences, tokens, predicates, arguments,
+                                              ud_sentences, dropped):
+    f, path = _corpus_file(corpora, f"propbank_en_ewt/en_ewt-pb-{split}.gold_conll")
+    with f:
+        sents = list(read_conll2012(f, path))
+    assert (len(sents), sum(len(s.words) for s in sents), sum(len(s.frames) for s in sents),
+            sum(len(fr.arguments()) for s in sents for fr in s.frames)) == (sentences, tokens, predicates, arguments)
+    ud = corpora / "en_ewt" / f"en_ewt-ud-{split}.conllu"
+    if not ud.is_file():
+        pytest.skip(f"{ud} not found")
+    report = AlignReport()
+    pairs = list(align_conll2012(read_file(str(ud)), sents, report))
+    assert len(pairs) == ud_sentences and report.documents_unmatched == 0
+    # PROVENANCE.md (reconstructed/): dev drops 2 arguments, test none
+    assert (report.predicates_dropped, report.spans_dropped) == dropped
+    assert sum(len(fr.arguments()) for _, fs in pairs for fr in fs) == arguments - dropped[1]
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("name,sentences,predicates,arguments", [
+    ("up_en_ewt/en_ewt-up-dev.conllu", 2002, 4977, 9682),
+    ("up_en_ewt/en_ewt-up-test.conllu", 2077, 4799, 9435),
+    ("up_en_ewt/reconstructed/en_ewt-up-dev.reconstructed.conllu", 2001, 4977, 9597),
+    ("up_en_ewt/reconstructed/en_ewt-up-test.reconstructed.conllu", 2077, 4799, 9345),
+])
+def test_corpus_up_counts(corpora, name, sentences, predicates, arguments):
+    f, path = _corpus_file(corpora, name)
+    with f:
+        sents = list(read_up(f, path))
+    assert (len(sents), sum(len(s.frames) for s in sents),
+            sum(len(fr.arguments()) for s in sents for fr in s.frames)) == (sentences, predicates, arguments)
