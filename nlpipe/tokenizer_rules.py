@@ -118,10 +118,21 @@ class WordTokenizer:
         out.append((s, s + len(word), pieces))
 
 
-class SentenceSplitter:
-    """Punkt sentence boundaries from JSON parameters."""
+# Sentence ends Punkt misses in web text and e-mail, each followed by whitespace and a capital:
+# an ellipsis, an emoticon, a closing ">" of an address or attachment line (also before a digit).
+_EXTRA_ENDS = r"(?:\.\.\.|…)(?=\s+[A-Z])|(?<!\S)[:;=]-?[()DP](?=\s+[A-Z])|>(?=\s+[A-Z0-9])"
 
-    def __init__(self, params: Dict[str, list]):
+
+class SentenceSplitter:
+    """Punkt sentence boundaries from JSON parameters, plus a few rules for web text."""
+
+    def __init__(self, params: Dict[str, list], closers: Iterable[str] = ()):
+        """
+        Args:
+            params: Punkt parameters as written by :func:`punkt_to_json`.
+            closers: lowercased words that end a sentence when followed by a comma and a capital
+                (``thanks``, ``regards`` closing a letter).
+        """
         p = PunktParameters()
         p.abbrev_types = set(params.get("abbrev_types", []))
         p.collocations = set(tuple(c) for c in params.get("collocations", []))
@@ -129,10 +140,34 @@ class SentenceSplitter:
         for k, v in params.get("ortho_context", {}).items():
             p.ortho_context[k] = int(v)
         self._punkt = PunktSentenceTokenizer(p)
+        extra = _EXTRA_ENDS
+        words = sorted(re.escape(w) for w in closers)
+        if words:
+            extra += r"|(?i:\b(?:" + "|".join(words) + r"),)(?=\s+[A-Z])"
+        self._extra = re.compile(extra)
 
-    def spans(self, text: str) -> List[Tuple[int, int]]:
-        """(start, end) of each sentence of a paragraph, without surrounding whitespace."""
-        return list(self._punkt.span_tokenize(text))
+    def bounds(self, text: str) -> List[Tuple[int, int]]:
+        """(start, end) of each sentence of a paragraph, without surrounding whitespace.
+
+        Every non-whitespace character is in exactly one sentence, and sentences only start after
+        whitespace, so no token is ever cut in two.
+        """
+        starts = {0}
+        for s, _ in self._punkt.span_tokenize(text):
+            if s > 0 and text[s - 1].isspace():
+                starts.add(s)
+        for m in self._extra.finditer(text):
+            starts.add(m.end())
+        out = []
+        ordered = sorted(starts)
+        for i, s in enumerate(ordered):
+            e = ordered[i + 1] if i + 1 < len(ordered) else len(text)
+            piece = text[s:e]
+            stripped = piece.strip()
+            if stripped:
+                lead = len(piece) - len(piece.lstrip())
+                out.append((s + lead, s + lead + len(stripped)))
+        return out
 
 
 def punkt_to_json(params: PunktParameters) -> Dict[str, list]:

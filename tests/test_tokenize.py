@@ -119,6 +119,12 @@ def test_tabs_and_bom(tok):
     assert sents[0].prefix == ""
 
 
+def test_web_text_sentence_ends(tok):
+    sents = tok.tokenize_text("It closed on Sunday... You voted. Great :) See you. Thanks, Sam")
+    assert [s.meta("text") for s in sents] == ["It closed on Sunday...", "You voted.", "Great :)",
+                                               "See you.", "Thanks,", "Sam"]
+
+
 def test_sentence_split_never_cuts_a_token(tok):
     sents = tok.tokenize_text("Really!! Yes.")
     assert "!!" in [f for s in sents for f in forms(s)]

@@ -8,6 +8,7 @@ Learns, from the gold tokenization of the training file only:
   more often than split from it inside a sentence (at its end EWT always splits the period off);
 - hyphen prefixes kept attached (``e-mail``, ``non-profit``): first parts kept whole more often
   than split;
+- words that close a letter with a comma and end a sentence (``Thanks,`` ``Regards,``);
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
   often than not.
 
@@ -77,6 +78,9 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     kept: Counter = Counter()
     split: Counter = Counter()
     mwt: Counter = Counter()
+    closer: Counter = Counter()
+    lower_seen = set()
+    comma_mid: Counter = Counter()
     joined: Counter = Counter()
     joined_lengths: Dict[str, List[int]] = {}
     plain: Counter = Counter()
@@ -100,6 +104,10 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
                 key = (form + nxt[0]).lower()
                 joined[key] += 1
                 joined_lengths[key] = [len(form), len(nxt[0])]
+            if form.islower():
+                lower_seen.add(form)
+            if nxt and nxt[0] == "," and form.isalpha():
+                (closer if i + 2 == len(toks) else comma_mid)[low] += 1
             if pieces:
                 if "".join(pieces).lower() == low and "'" not in form and "’" not in form:
                     mwt[low] += 1
@@ -112,6 +120,8 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
         "hyphen_prefixes": sorted(w for w, n in kept.items()
                                   if n > split[w] and (n >= 2 or w in KNOWN_PREFIXES)),
         "splits": {w: lengths[w] for w, n in sorted(mwt.items()) if n >= 3 and n > plain[w]},
+        "sentence_closers": sorted(w for w, n in closer.items() 
+                                   if n >= 4 and n > 2 * comma_mid[w] and w in lower_seen),
         "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
     }
 

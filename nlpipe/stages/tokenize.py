@@ -37,7 +37,7 @@ class RuleTokenizer:
         n = 0
         for text in _paragraphs(stream, name):
             first = True
-            for start, end in self._sentence_bounds(text):
+            for start, end in self.sentences.bounds(text):
                 n += 1
                 comments = []
                 if n == 1:
@@ -54,20 +54,6 @@ class RuleTokenizer:
         import io
 
         return list(self.tokenize(io.StringIO(text, newline="\n"), name))
-
-    def _sentence_bounds(self, text: str) -> List[Tuple[int, int]]:
-        # Only Punkt's start offsets are used, so no character can fall between two sentences, and
-        # only those after whitespace, so no token ("!!") is cut in two.
-        starts = [0] + [s for s, _ in self.sentences.spans(text) if s > 0 and text[s - 1].isspace()]
-        bounds = []
-        for i, s in enumerate(starts):
-            e = starts[i + 1] if i + 1 < len(starts) else len(text)
-            piece = text[s:e]
-            lead = len(piece) - len(piece.lstrip())
-            stripped = piece.strip()
-            if stripped:
-                bounds.append((s + lead, s + lead + len(stripped)))
-        return bounds
 
     def _rows(self, text: str, start: int, end: int) -> List[List[str]]:
         rows: List[List[str]] = []
@@ -141,7 +127,7 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
     try:
         punkt = load_json(Path(model_dir) / files.get("punkt", "punkt.json"))
         words = load_json(Path(model_dir) / files.get("words", "words.json"))
-        splitter = SentenceSplitter(punkt)
+        splitter = SentenceSplitter(punkt, words.get("sentence_closers", []))
         tokenizer = WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
                                   words.get("joined", {}))
     except FileNotFoundError as e:
