@@ -475,21 +475,24 @@ def read_conll2012(stream: IO[str], path: str = "<stdin>") -> Iterator[SrlSenten
             yield _conll2012_sentence(block, first, path)
 
 
-def doc_key(doc_id: str) -> str:
-    """UD-style document name of a CoNLL-2012 doc id: ``google/ewt/weblog/00/x.xml`` -> ``weblog-x``."""
+def _doc_names(doc_id: str) -> Tuple[str, str]:
     parts = doc_id.split("/")
     base = parts[-1]
     for ext in (".xml", ".conllu", ".gold_conll"):
         if base.endswith(ext):
             base = base[: -len(ext)]
-    return f"{parts[-3]}-{base}" if len(parts) >= 3 else base
+    return (f"{parts[-3]}-{base}" if len(parts) >= 3 else base), base
+
+
+def doc_key(doc_id: str) -> str:
+    """UD-style document name of a CoNLL-2012 doc id: ``google/ewt/weblog/00/x.xml`` -> ``weblog-x``."""
+    return _doc_names(doc_id)[0]
 
 
 def _same_doc(newdoc: Optional[str], doc_id: str) -> bool:
     if newdoc is None:
         return False
-    key = doc_key(doc_id)
-    base = key.partition("-")[2] or key
+    key, base = _doc_names(doc_id)
     return newdoc == key or newdoc == base or newdoc.endswith("-" + base)
 
 
