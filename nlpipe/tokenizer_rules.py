@@ -5,6 +5,8 @@ from one regular expression plus EWT's splitting rules:
 
 - clitics become multiword tokens: ``don't`` -> ``do`` + ``n't``, ``can't`` -> ``ca`` + ``n't``,
   ``I'm`` -> ``I`` + ``'m``, ``Bush's`` -> ``Bush`` + ``'s`` (also with ``’``);
+- a plural possessive apostrophe is a word of its multiword token: ``parents'`` -> ``parents`` + ``'``;
+- learned unit suffixes split from numbers: ``5pm`` -> ``5`` ``pm``;
 - a learned lexicon splits apostrophe-less forms EWT splits (``dont``, ``cannot``, ``gonna``);
 - hyphenated words are split at the hyphen (``long - term``) unless the first part is a prefix EWT keeps
   attached (``e-mail``, ``non-human``) or the parts are digits (phone numbers);
@@ -30,12 +32,14 @@ _TOKEN_RE = re.compile(r"""
 | (?P<email>[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
 | (?P<slash>(?i:b/c|w/o|w/)(?!\w))
 | (?P<tag>(?<!\w)\#[^\W\d_]\w*)
-| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?P<dot>\.(?![.?!]))?
+| (?P<year>(?<!\w)['’]\d\d(?:s)?(?!\w))
+| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?:(?P<dot>\.(?![.?!]))|(?P<apos>['’](?!\w)))?
 | (?P<emo>[:;=]-?[()DPp](?!\w))
 | (?P<mixed>[?!]+\.?|\.[?!]+)
 | (?P<punct>(?P<pc>[^\w\s])(?P=pc)*)
 """, re.VERBOSE)
 
+_NUMBER_UNIT_RE = re.compile(r"(\d[\d.,:]*)([^\W\d_]+)$")
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
 _INITIALS_RE = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]$")
 # Phone-number-like digit groups stay whole (EWT: 713-853-3989, 646-8420); ranges (1998-2005) split.
@@ -47,7 +51,7 @@ class WordTokenizer:
 
     def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
                  splits: Optional[Dict[str, Sequence[int]]] = None,
-                 joined: Optional[Dict[str, Sequence[int]]] = None):
+                 joined: Optional[Dict[str, Sequence[int]]] = None, units: Iterable[str] = ()):
         """
         Args:
             abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
@@ -55,11 +59,13 @@ class WordTokenizer:
             splits: lowercased token -> lengths of its words (``"cannot": [3, 3]``).
             joined: lowercased run-together tokens -> lengths of the tokens EWT splits them into
                 (``"alot": [1, 3]``).
+            units: lowercased suffixes split off a number (``5pm`` -> ``5`` ``pm``, ``2k``).
         """
         self.abbreviations = frozenset(abbreviations)
         self.hyphen_prefixes = frozenset(hyphen_prefixes)
         self.splits = dict(splits or {})
         self.joined = dict(joined or {})
+        self.units = frozenset(units)
 
     def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
         """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""
@@ -79,6 +85,12 @@ class WordTokenizer:
                 if low in self.abbreviations or _INITIALS_RE.match(word):
                     word += "."
                     e += 1
+            elif m.group("apos") is not None and word[-1] in "sS":
+                # plural possessive: "parents'" -> parents + '
+                self._word(word, s, out)
+                w_start, _, pieces = out.pop()
+                out.append((w_start, e + 1, (pieces or [word]) + [m.group("apos")]))
+                continue
             self._word(word, s, out)
             if e < m.end():
                 append((e, m.end(), None))
@@ -103,6 +115,12 @@ class WordTokenizer:
                 out.append((s, s + n, None))
                 s += n
             return
+        if word[0].isdigit():
+            m = _NUMBER_UNIT_RE.match(word)
+            if m and m.group(2).lower() in self.units:
+                out.append((s, s + m.end(1), None))
+                out.append((s + m.end(1), s + len(word), None))
+                return
         lengths = self.splits.get(low)
         if lengths is None:
             m = _CLITIC_RE.search(word)

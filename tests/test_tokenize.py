@@ -53,6 +53,8 @@ def one(tok, text):
     ("They’ve said you’ll see", ["They’ve=They+’ve", "said", "you’ll=you+’ll", "see"]),
     ("DON'T dont", ["DON'T=DO+N'T", "dont=do+nt"]),
     ("o'clock rock'n'roll", ["o'clock", "rock'n'roll"]),
+    ("the parents' cars in '72", ["the", "parents'=parents+'", "cars", "in", "'72"]),
+    ("at 5pm for 2k and the 5th", ["at", "5", "pm", "for", "2", "k", "and", "the", "5th"]),
 ])
 def test_contractions_are_multiword_tokens(tok, text, expected):
     assert one(tok, text) == expected

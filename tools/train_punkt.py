@@ -8,6 +8,7 @@ Learns, from the gold tokenization of the training file only:
   more often than split from it inside a sentence (at its end EWT always splits the period off);
 - hyphen prefixes kept attached (``e-mail``, ``non-profit``): first parts kept whole more often
   than split;
+- unit suffixes split from numbers (``5pm`` -> ``5 pm``) more often than kept (``5th``);
 - words that close a letter with a comma and end a sentence (``Thanks,`` ``Regards,``);
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
   often than not.
@@ -45,6 +46,8 @@ KNOWN_PREFIXES = frozenset(
     "socio sub super trans ultra un vice".split())
 
 _ABBR_BODY = re.compile(r"\w+(?:\.\w+)*$")
+_NUMBER = re.compile(r"\d[\d.,:]*$")
+_NUMBER_UNIT = re.compile(r"\d[\d.,:]*([^\W\d_]+)$")
 _HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
 
 
@@ -79,6 +82,8 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     split: Counter = Counter()
     mwt: Counter = Counter()
     closer: Counter = Counter()
+    unit_split: Counter = Counter()
+    unit_kept: Counter = Counter()
     lower_seen = set()
     comma_mid: Counter = Counter()
     joined: Counter = Counter()
@@ -104,6 +109,11 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
                 key = (form + nxt[0]).lower()
                 joined[key] += 1
                 joined_lengths[key] = [len(form), len(nxt[0])]
+            m = _NUMBER_UNIT.match(form)
+            if m:
+                unit_kept[m.group(1).lower()] += 1
+            if nxt and not space and _NUMBER.match(form) and nxt[0].isalpha() and not nxt[2]:
+                unit_split[nxt[0].lower()] += 1
             if form.islower():
                 lower_seen.add(form)
             if nxt and nxt[0] == "," and form.isalpha():
@@ -122,6 +132,7 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
         "splits": {w: lengths[w] for w, n in sorted(mwt.items()) if n >= 3 and n > plain[w]},
         "sentence_closers": sorted(w for w, n in closer.items() 
                                    if n >= 4 and n > 2 * comma_mid[w] and w in lower_seen),
+        "units": sorted(w for w, n in unit_split.items() if n >= 2 and n > unit_kept[w]),
         "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
     }
 

@@ -129,7 +129,7 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
         words = load_json(Path(model_dir) / files.get("words", "words.json"))
         splitter = SentenceSplitter(punkt, words.get("sentence_closers", []))
         tokenizer = WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                                  words.get("joined", {}))
+                                  words.get("joined", {}), words.get("units", []))
     except FileNotFoundError as e:
         raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:
