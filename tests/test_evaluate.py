@@ -179,6 +179,43 @@ def test_eval_srl_model_with_gold_predicates(monkeypatch):
     assert seen[2] == [None, "rain.01", None]
 
 
+def test_eval_srl_model_end_to_end_runs_predicates_first(monkeypatch):
+    # Without gold predicates both Pred and SRL are blanked; an SRL stage that requires
+    # predicates gets the default predicates stage in front of it.
+    pred = list(read_file(f("srl_pred.conllu")))
+    order = []
+
+    class FakePredicates:
+        requires = frozenset()
+
+        def annotate(self, sentences):
+            for s in sentences:
+                assert all(w[MISC] == "_" for w in s.words)
+                order.append("predicates")
+                yield s
+
+    class FakeSRL:
+        requires = frozenset({"predicates"})
+
+        def annotate(self, sentences):
+            for s, p in zip(sentences, pred):
+                order.append("srl")
+                yield p
+
+    stages = {"predicates": FakePredicates(), "srl": FakeSRL()}
+    loaded = []
+
+    def fake_load(stage, model=None, **o):
+        loaded.append((stage, model))
+        return stages[stage]
+
+    monkeypatch.setattr(ev, "load_stage", fake_load)
+    r = ev.evaluate("srl", f("srl_gold.conllu"), model="s")
+    assert loaded == [("srl", "s"), ("predicates", None)]
+    assert order[:2] == ["predicates", "srl"] and len(order) == 6
+    assert r["gold_predicates"] is False and r["predicates"]["f1"] == 80.0
+
+
 def test_raw_text_paragraphs():
     # t1 starts a document and a paragraph, t2 continues it, t3 starts a new paragraph.
     assert ev.raw_text(read_file(f("tok_gold.conllu"))) == "I don't know. Fine.\n\nBye now.\n"
