@@ -16,6 +16,8 @@ Learns, from the gold tokenization of the training file only:
 Usage:
     python tools/train_punkt.py --train ../shared/corpora/en_ewt/en_ewt-ud-train.conllu \\
         --out nlpipe/models/tokenize-rules-ewt [--scores scores.json]
+
+The scores are measured after training (see "evaluation" in config.json) and recorded with --scores.
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ def paragraphs(sentences: List[Sentence]) -> Iterator[str]:
     """Raw paragraphs: the ``# text`` of a paragraph's sentences joined by one space."""
     current: List[str] = []
     for s in sentences:
-        if (s.meta("newdoc") is not None or s.meta("newpar") is not None) and current:
+        # not Sentence.meta: EWT writes "# newpar id = ...", whose key is "newpar id"
+        if current and any(c.startswith(("# newdoc", "# newpar")) for c in s.comments):
             yield " ".join(current)
             current = []
         current.append(s.text())
@@ -141,7 +144,8 @@ def main(argv: List[str] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", required=True, help="UD EWT train CoNLL-U")
     ap.add_argument("--out", required=True, help="model directory to write")
-    ap.add_argument("--scores", default=None, help="JSON file of measured scores to record in config.json")
+    ap.add_argument("--scores", default=None,
+                    help="JSON file of measured scores ({'dev_tokens_f1': 99.5, ...}) to record in config.json")
     args = ap.parse_args(argv)
 
     sentences = list(read_file(args.train))
@@ -168,6 +172,9 @@ def main(argv: List[str] = None) -> int:
                      "corpus": "UD English EWT 2.16 (CC BY-SA 4.0)",
                      "sentences": len(sentences)},
             "command": "python tools/train_punkt.py --train en_ewt-ud-train.conllu --out " + out.name,
+            "evaluation": "EWT dev/test raw text (# text lines; a paragraph's sentences joined by one space, "
+                          "a blank line at # newpar/# newdoc) tokenized, then scored with "
+                          "nlpipe eval tokenize --pred (conll18_ud_eval alignment)",
             "scores": scores,
         },
     })
