@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpipe.cli import main
-from nlpipe.conllu_io import FORM, MISC, parse_string, to_string
-from nlpipe.errors import ModelError
+from nlpipe.conllu_io import FORM, MISC, parse_string, read_file, to_string
+from nlpipe.errors import InputError, ModelError
 from nlpipe.stage import MODELS_DIR, load_stage, read_config
 from nlpipe.stages.tokenize import load_rules
 
@@ -137,7 +137,7 @@ def _nonspace(s: str) -> str:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=80)
        | st.text(alphabet="ab.-'’!? \n\t\r:/@$,0123456789nt", max_size=80))
 def test_forms_concatenate_to_the_input_without_whitespace(tok, text):
     sents = tok.tokenize_text(text)
@@ -151,6 +151,21 @@ def test_forms_concatenate_to_the_input_without_whitespace(tok, text):
             if "-" in r[0]:
                 a, b = map(int, r[0].split("-"))
                 assert "".join(w[FORM] for w in s.words[a - 1:b]) == r[FORM]
+
+
+def test_streaming_yields_a_paragraph_before_reading_the_next(tok):
+    def lines():
+        yield "First paragraph. Two sentences.\n"
+        yield "\n"
+        raise AssertionError("read too far")
+
+    sents = tok.tokenize(lines(), "x")
+    assert [next(sents).meta("text"), next(sents).meta("text")] == ["First paragraph.", "Two sentences."]
+
+
+def test_nul_byte_is_an_input_error(tok):
+    with pytest.raises(InputError, match=r"^x:2: binary data"):
+        tok.tokenize_text("fine\nbad\x00\n", "x")
 
 
 def test_empty_and_blank_input_give_no_sentences(tok):
@@ -232,3 +247,51 @@ def test_missing_or_corrupt_model_files(tmp_path):
     with pytest.raises(ModelError, match="corrupt"):
         load_rules(model, config)
     assert json.loads((MODELS_DIR / "tokenize-rules-ewt" / "words.json").read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus checks (EWT dev; skipped with a reason when the corpora are absent)
+
+def _ewt_raw_text(path) -> str:
+    """EWT raw text: a paragraph's `# text` joined by one space, a blank line at newpar/newdoc."""
+    paragraphs = []
+    for s in read_file(str(path)):
+        if not paragraphs or any(c.startswith(("# newpar", "# newdoc")) for c in s.comments):
+            paragraphs.append([])
+        paragraphs[-1].append(s.meta("text"))
+    return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_ewt_dev_scores(tok, corpora, tmp_path):
+    from nlpipe.evaluate import evaluate
+
+    gold = corpora / "en_ewt" / "en_ewt-ud-dev.conllu"
+    raw = tmp_path / "dev.txt"
+    raw.write_text(_ewt_raw_text(gold), encoding="utf-8")
+    pred = tmp_path / "dev.conllu"
+    main(["tokenize", str(raw), "-o", str(pred)])
+    result = evaluate("tokenize", str(gold), pred=str(pred))
+    assert result["tokens_f1"] >= 99.0
+    assert result["sentences_f1"] >= 85.0
+    assert result["words_f1"] >= 98.5
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_shipped_model_is_rebuilt_by_the_training_script(corpora, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    shipped = MODELS_DIR / "tokenize-rules-ewt"
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps(read_config(shipped)["training"]["scores"]), encoding="utf-8")
+    r = subprocess.run([sys.executable, str(REPO / "tools" / "train_punkt.py"), "--train",
+                        str(corpora / "en_ewt" / "en_ewt-ud-train.conllu"), "--out", str(tmp_path / "m"),
+                        "--scores", str(scores)], capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    for name in ("punkt.json", "words.json"):
+        assert (tmp_path / "m" / name).read_bytes() == (shipped / name).read_bytes(), name

@@ -82,23 +82,29 @@ def _doc_name(name: str) -> str:
 
 
 def _lines(stream: IO[str], name: str) -> Iterator[str]:
-    """Lines without their line ending; invalid UTF-8 raises InputError with the exact line."""
+    """Lines without their line ending; invalid UTF-8 or a NUL byte raises InputError with the line.
+
+    Decoding is done here, line by line, so that the error names the exact line (a text stream
+    decodes in blocks and would fail before handing out the lines preceding the bad byte).
+    """
     buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        for line in stream:
-            yield line.rstrip("\n").rstrip("\r") if line.endswith("\n") else line
-        return
     errors = getattr(stream, "errors", None) or "strict"
-    for lineno, raw in enumerate(buffer, 1):
-        try:
-            line = raw.decode("utf-8", errors)
-        except UnicodeDecodeError as e:
-            raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
-                             f"use --encoding-errors replace to go on") from None
+    lines = stream if buffer is None else buffer
+    for lineno, raw in enumerate(lines, 1):
+        if buffer is None:
+            line = raw
+        else:
+            try:
+                line = raw.decode("utf-8", errors)
+            except UnicodeDecodeError as e:
+                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                                 f"use --encoding-errors replace to go on") from None
         if line.endswith("\n"):
             line = line[:-1]
             if line.endswith("\r"):
                 line = line[:-1]
+        if "\x00" in line:
+            raise InputError(name, lineno, "binary data (NUL byte) in input; is this a text file?")
         yield line
 
 
