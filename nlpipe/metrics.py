@@ -122,7 +122,7 @@ class Segmentation:
                 self.multi.append(int(i) <= mwt_end)
                 self.rows.append(row)
                 h = row[HEAD]
-                self.heads.append(first_word + int(h) - 1 if h.isdigit() else -2)
+                self.heads.append(-2 if not h.isdigit() else -1 if h == "0" else first_word + int(h) - 1)
             if pos > sent_start:
                 self.sentences.append((sent_start, pos))
         self.chars = "".join(chars)

@@ -108,6 +108,17 @@ def test_heads_through_alignment():
 # ---------------------------------------------------------------------------------------------
 # Tokenization and alignment
 
+def test_root_of_a_later_sentence_after_a_tokenization_difference():
+    # Gold [a bc] [d], system [a b c] [d]: "d" is the root in both, so UAS counts it right even
+    # though the word before it ("c" vs "bc") is not aligned. Right heads: a (root) and d = 2.
+    gold = parse_string("1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tbc\t_\t_\t_\t_\t1\tdep\t_\t_\n\n"
+                        "1\td\t_\t_\t_\t_\t0\troot\t_\t_\n\n")
+    system = parse_string("1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n"
+                          "3\tc\t_\t_\t_\t_\t1\tdep\t_\t_\n\n1\td\t_\t_\t_\t_\t0\troot\t_\t_\n\n")
+    r = metrics.attachment_scores(metrics.Segmentation(gold), metrics.Segmentation(system))
+    assert r["uas"] == metrics.Score(2, 3, 4, 2)
+
+
 def test_tokenization_with_multiword_token_and_sentence_error():
     # Gold: [I don't(do n't) know .] [Fine .] [Bye now .] -> 9 tokens, 10 words, 3 sentences.
     # Pred: [I do n't know . Fine .] [Bye now.] -> 9 tokens, 9 words, 2 sentences.
