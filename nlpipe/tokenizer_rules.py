@@ -24,12 +24,14 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-# A token: (start, end, word pieces or None). Offsets index the text given to word_spans.
+# A token: (start, end, word pieces or None). Offsets index the text given to WordTokenizer.tokens.
 Token = Tuple[int, int, Optional[List[str]]]
 
+# The e-mail alternative is tried only where a run of address characters starts (look-behind), so
+# a long run without "@" is scanned once, not once per position (that would be quadratic).
 _TOKEN_RE = re.compile(r"""
   (?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
-| (?P<email>[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
+| (?P<email>(?<![\w.+-])[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
 | (?P<slash>(?i:b/c|w/o|w/)(?!\w))
 | (?P<tag>(?<!\w)\#[^\W\d_]\w*)
 | (?P<year>(?<!\w)['’]\d\d(?:s)?(?!\w))

@@ -27,7 +27,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from nltk.tokenize.punkt import PunktTrainer
 
@@ -140,7 +140,7 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     }
 
 
-def main(argv: List[str] = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", required=True, help="UD EWT train CoNLL-U")
     ap.add_argument("--out", required=True, help="model directory to write")

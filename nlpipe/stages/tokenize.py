@@ -8,6 +8,7 @@ line of a multiword token) and every other column ``_``.
 """
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, Tuple
@@ -51,8 +52,6 @@ class RuleTokenizer:
 
     def tokenize_text(self, text: str, name: str = "<string>") -> List[Sentence]:
         """All sentences of a string (for tests and library use)."""
-        import io
-
         return list(self.tokenize(io.StringIO(text, newline="\n"), name))
 
     def _rows(self, text: str, start: int, end: int) -> List[List[str]]:
