@@ -36,10 +36,19 @@ def raw_text(sentences: Iterable[Sentence]) -> str:
     separated by a blank line (``# newpar`` or ``# newdoc`` starts a paragraph)."""
     paragraphs: List[List[str]] = []
     for sent in sentences:
-        if not paragraphs or sent.meta("newpar") is not None or sent.meta("newdoc") is not None:
+        if not paragraphs or _starts_paragraph(sent):
             paragraphs.append([])
         paragraphs[-1].append(sent.text())
     return "".join(" ".join(p) + "\n\n" for p in paragraphs)[:-1] if paragraphs else ""
+
+
+def _starts_paragraph(sent: Sentence) -> bool:
+    # "# newpar", "# newpar id = p1", "# newdoc id = d1" (Sentence.meta only sees "key = value")
+    for c in sent.comments:
+        words = c[1:].replace("=", " ").split()
+        if words and words[0] in ("newpar", "newdoc"):
+            return True
+    return False
 
 
 def _copy(sent: Sentence) -> Sentence:
