@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import time
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from . import metrics
 from .conllu_io import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, misc_set, read_file
@@ -93,7 +93,8 @@ def _train_forms(path: str) -> Set[str]:
 # Scoring
 
 def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str = "<gold>",
-          pred_path: str = "<pred>", train_forms: Optional[Set[str]] = None, scheme: str = "auto") -> Dict[str, Any]:
+          pred_path: str = "<pred>", train_forms: Optional[Set[str]] = None,
+          scheme: str = "auto") -> Dict[str, Any]:
     """Scores of ``pred`` against ``gold`` for ``stage`` as a JSON-able dict (percentages)."""
     result: Dict[str, Any] = {"stage": stage}
     if stage in ("tokenize", "pos", "parse"):
@@ -154,7 +155,7 @@ def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str
 
 
 def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
-               gold_predicates: bool) -> tuple:
+               gold_predicates: bool) -> Tuple[List[Sentence], Dict[str, float]]:
     """Run the stage on ``gold`` (columns blanked); return (predicted sentences, speed dict).
 
     Only the annotation itself is timed; loading is reported as ``load_seconds``.

@@ -20,7 +20,7 @@ Counts live in :class:`Score`; fractions are in [0, 1] (callers print percentage
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -428,7 +428,8 @@ def chunks(tags: Sequence[str]) -> List[Tuple[str, int, int]]:
     return out
 
 
-def span_scores(gold: Iterable[Sequence[str]], system: Iterable[Sequence[str]]) -> Tuple[Score, Dict[str, Score], Score]:
+def span_scores(gold: Iterable[Sequence[str]],
+                system: Iterable[Sequence[str]]) -> Tuple[Score, Dict[str, Score], Score]:
     """conlleval over tag sequences: (overall chunk score, per-type chunk scores, tag accuracy)."""
     n_gold: Counter = Counter()
     n_sys: Counter = Counter()
