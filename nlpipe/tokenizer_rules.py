@@ -11,7 +11,8 @@ from one regular expression plus EWT's splitting rules:
 - hyphenated words are split at the hyphen (``long - term``) unless the first part is a prefix EWT keeps
   attached (``e-mail``, ``non-human``) or the parts are digits (phone numbers);
 - URLs, e-mail addresses, numbers (``1,000.5``, ``7:30``, ``11/28/2000``) and learned abbreviations
-  (``Dr.``, ``U.S.``) stay whole except at the end of a sentence; punctuation runs of one character (``...``, ``!!!``) are one token.
+  (``Dr.``, ``U.S.``) stay whole, except that an abbreviation ending a sentence gives up its period;
+- a run of one punctuation character (``...``, ``!!!``) or of ``?``/``!`` (``?!``) is one token.
 
 Every non-whitespace character of the input ends up in exactly one token, in order.
 """

@@ -63,7 +63,8 @@ def test_contractions_are_multiword_tokens(tok, text, expected):
 @pytest.mark.parametrize("text,expected", [
     ("a long-term e-mail", ["a", "long", "-", "term", "e-mail"]),
     ("non-human pre-war mother-in-law's", ["non-human", "pre-war", "mother", "-", "in", "-", "law's=law+'s"]),
-    ("Call 713-853-3989 or 646-8420 in 1998-2005", ["Call", "713-853-3989", "or", "646-8420", "in", "1998", "-", "2005"]),
+    ("Call 713-853-3989 or 646-8420 in 1998-2005",
+     ["Call", "713-853-3989", "or", "646-8420", "in", "1998", "-", "2005"]),
     ("see http://example.org/a_b?c=1, or mail me@example.org.",
      ["see", "http://example.org/a_b?c=1", ",", "or", "mail", "me@example.org", "."]),
     ("Dr. Smith met the U.S. team e.g. at 7:30 for $1,000.50 (50%) etc. in May",
@@ -72,8 +73,8 @@ def test_contractions_are_multiword_tokens(tok, text, expected):
     # at the end of a sentence EWT splits the abbreviation's period off
     ("They came from the U.S. We ate, drank etc.", ["They", "came", "from", "the", "U.S", ".",
                                                    "We", "ate", ",", "drank", "etc", "."]),
-    ("Wait... what?!! \"Yes\" 'no' “maybe” :)", ["Wait", "...", "what", "?!!", '"', "Yes", '"', "'", "no", "'",
-                                                 "“", "maybe", "”", ":)"]),
+    ("Wait... what?!! \"Yes\" 'no' “maybe” :)",
+     ["Wait", "...", "what", "?!!", '"', "Yes", '"', "'", "no", "'", "“", "maybe", "”", ":)"]),
 ])
 def test_ewt_word_conventions(tok, text, expected):
     out = [f for s in tok.tokenize_text(text) for f in forms(s)]

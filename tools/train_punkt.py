@@ -178,9 +178,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             "scores": scores,
         },
     })
-    print(f"{out}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} hyphen "
-          f"prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt abbreviation types",
-          file=sys.stderr)
+    print(f"{out}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} "
+          f"hyphen prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt "
+          f"abbreviation types", file=sys.stderr)
     return 0
 
 

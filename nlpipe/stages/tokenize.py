@@ -73,8 +73,10 @@ class RuleTokenizer:
 
 
 def _doc_name(name: str) -> str:
-    if name in ("<stdin>", "-", ""):
+    if name in ("-", ""):
         return "stdin"
+    if name.startswith("<") and name.endswith(">"):  # "<stdin>", "<string>"
+        name = name[1:-1]
     base = os.path.basename(name)
     stem = os.path.splitext(base)[0] or base
     return "_".join(stem.split()) or "doc"
@@ -96,8 +98,8 @@ def _lines(stream: IO[str], name: str) -> Iterator[str]:
             try:
                 line = raw.decode("utf-8", errors)
             except UnicodeDecodeError as e:
-                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
-                                 f"use --encoding-errors replace to go on") from None
+                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at column "
+                                 f"{e.start + 1}); use --encoding-errors replace to go on") from None
         if line.endswith("\n"):
             line = line[:-1]
             if line.endswith("\r"):
