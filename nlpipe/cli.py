@@ -137,16 +137,19 @@ def train() -> None:
               help="Training file: also score words unseen in it (pos).")
 @click.option("--scheme", type=click.Choice(["auto", "bio", "iob1", "bioes"]), default="auto",
               show_default=True, help="Span encoding of NE tags (ner).")
+@click.option("--gold-predicates", is_flag=True,
+              help="srl with --model: keep the gold Pred= entries instead of predicting predicates.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
 @DEVICE
 def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], train_file: Optional[str],
-          scheme: str, as_json: bool, device: str) -> None:
+          scheme: str, gold_predicates: bool, as_json: bool, device: str) -> None:
     """Score predictions (--pred) or a model (--model) against gold CoNLL-U."""
     from .evaluate import evaluate, summary
 
     if pred is not None and model is not None:
         raise NlpipeError("give either --pred or --model, not both")
-    result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device)
+    result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device,
+                      gold_predicates=gold_predicates)
     click.echo(summary(result), err=True)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
