@@ -79,14 +79,19 @@ class Sentence:
         return [w[FORM] for w in self.words]
 
     def meta(self, key: str) -> Optional[str]:
-        """Value of a ``# key = value`` comment (``None`` if absent; ``""`` for a bare ``# key``)."""
+        """Value of a ``# key = value`` comment (``None`` if absent; ``""`` for a bare ``# key``).
+
+        ``newdoc`` and ``newpar`` also match their ``# newdoc id = X`` form (value ``X``).
+        """
         for c in self.comments:
             body = c[1:].strip()
             if body == key:
                 return ""
             k, sep, v = body.partition("=")
-            if sep and k.strip() == key:
-                return v.strip()
+            if sep:
+                k = k.strip()
+                if k == key or (k == key + " id" and key in ("newdoc", "newpar")):
+                    return v.strip()
         return None
 
     def set_meta(self, key: str, value: Optional[str]) -> None:

@@ -90,9 +90,10 @@ class WordTokenizer:
                     e += 1
             elif m.group("apos") is not None and word[-1] in "sS":
                 # plural possessive: "parents'" -> parents + '
+                # (the word may have been split at hyphens: attach the apostrophe to its last part)
                 self._word(word, s, out)
-                w_start, _, pieces = out.pop()
-                out.append((w_start, e + 1, (pieces or [word]) + [m.group("apos")]))
+                w_start, w_end, pieces = out.pop()
+                out.append((w_start, e + 1, (pieces or [text[w_start:w_end]]) + [m.group("apos")]))
                 continue
             self._word(word, s, out)
             if e < m.end():

@@ -42,6 +42,8 @@ def test_words_tokens_and_meta():
     assert [t[FORM] for t in s1.tokens] == ["I", "don't", "know", ",", "naïve", "café", "—", "ok", "?"]
     assert s1.sent_id == "fixture-1"
     assert s1.meta("newpar") == ""
+    assert s1.meta("newdoc") == "fixture-doc1"
+    assert s2.meta("newpar") is None
     assert s1.meta("translit") == "odd comment = with = signs"
     assert s1.text() == "I don't know, naïve café — ok?"
     assert s2.words[0][FORM] == "😀"

@@ -54,6 +54,7 @@ def one(tok, text):
     ("DON'T dont", ["DON'T=DO+N'T", "dont=do+nt"]),
     ("o'clock rock'n'roll", ["o'clock", "rock'n'roll"]),
     ("the parents' cars in '72", ["the", "parents'=parents+'", "cars", "in", "'72"]),
+    ("of 'sit-abouts' here", ["of", "'", "sit", "-", "abouts'=abouts+'", "here"]),
     ("at 5pm for 2k and the 5th", ["at", "5", "pm", "for", "2", "k", "and", "the", "5th"]),
 ])
 def test_contractions_are_multiword_tokens(tok, text, expected):
