@@ -1,0 +1,138 @@
+"""Word-type attributes (form, affixes, shape, flags, ambiguity class) mapped to small integer ids.
+
+Every attribute has a string vocabulary built from training data. Id 0 means "not in the vocabulary"
+and id 1 is the padding outside a sentence, so templates that look at words -2..+2 need no special
+cases at the edges. Attributes are computed once per word type and cached.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+import numpy as np
+
+UNK, PAD = 0, 1
+
+# Order matters: it is the column order of the attribute matrix. "amb" (the ambiguity class: the
+# tags a word was seen with in training) must stay last; it is looked up from the lower-cased form.
+ATTRS: Tuple[str, ...] = ("form", "lower", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4",
+                          "shape", "flags", "amb")
+ATTR_INDEX: Dict[str, int] = {a: i for i, a in enumerate(ATTRS)}
+
+
+def normalize(form: str) -> str:
+    """Lower-case and map every digit to 0 (so all 4-digit years share one feature)."""
+    low = form.lower()
+    if any(c.isdigit() for c in low):
+        low = "".join("0" if c.isdigit() else c for c in low)
+    return low
+
+
+def shape(form: str) -> str:
+    """Word shape with runs longer than two collapsed: "Hello" -> "Xxx", "1990s" -> "ddx"."""
+    out: List[str] = []
+    run = 0
+    for c in form:
+        s = "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
+        if out and out[-1] == s:
+            run += 1
+            if run > 2:
+                continue
+        else:
+            run = 1
+        out.append(s)
+    return "".join(out)
+
+
+def flags(form: str) -> str:
+    """Orthographic flags: C capitalised, A all caps, D has digit, N only digits, H hyphen, P no letter/digit."""
+    f = []
+    if form[:1].isupper():
+        f.append("C")
+    if form.isupper() and len(form) > 1:
+        f.append("A")
+    if any(c.isdigit() for c in form):
+        f.append("D")
+        if form.replace(",", "").replace(".", "").isdigit():
+            f.append("N")
+    if "-" in form:
+        f.append("H")
+    if not any(c.isalnum() for c in form):
+        f.append("P")
+    return "".join(f) or "-"
+
+
+def type_strings(form: str) -> Tuple[str, ...]:
+    """The string value of every attribute except "amb" for one word form."""
+    low = normalize(form)
+    return (form, low, low[:1], low[:2], low[:3], low[:4], low[-1:], low[-2:], low[-3:], low[-4:],
+            shape(form), flags(form))
+
+
+def ambiguity_classes(pairs: Iterable[Tuple[str, str]], min_count: int = 2,
+                      min_share: float = 0.05) -> Dict[str, str]:
+    """Map normalized forms seen ``min_count`` times to their tags (share >= ``min_share``), "|"-joined."""
+    counts: Dict[str, Counter] = defaultdict(Counter)
+    for form, tag in pairs:
+        counts[normalize(form)][tag] += 1
+    out = {}
+    for w, c in counts.items():
+        n = sum(c.values())
+        if n >= min_count:
+            out[w] = "|".join(sorted(t for t, k in c.items() if k >= min_share * n))
+    return out
+
+
+class Attributes:
+    """String vocabularies of every attribute plus the ambiguity dictionary; maps forms to id rows."""
+
+    def __init__(self, vocabs: Sequence[Sequence[str]], amb: Dict[str, str]):
+        if len(vocabs) != len(ATTRS):
+            raise ValueError(f"expected {len(ATTRS)} attribute vocabularies, got {len(vocabs)}")
+        self.vocabs = [list(v) for v in vocabs]
+        self.index = [{s: i + 2 for i, s in enumerate(v)} for v in self.vocabs]
+        self.amb = dict(amb)
+        self.sizes = [len(v) + 2 for v in self.vocabs]
+        self._cache: Dict[str, Tuple[int, ...]] = {}
+
+    @classmethod
+    def build(cls, forms: Iterable[str], amb: Dict[str, str]) -> "Attributes":
+        """Vocabularies of all attribute values of ``forms`` (sorted, for reproducible ids)."""
+        values: List[set] = [set() for _ in ATTRS]
+        for form in set(forms):
+            for k, s in enumerate(type_strings(form)):
+                values[k].add(s)
+        values[-1] = set(amb.values())
+        return cls([sorted(v) for v in values], amb)
+
+    def ids(self, form: str) -> Tuple[int, ...]:
+        """Attribute ids of one form (cached per type)."""
+        row = self._cache.get(form)
+        if row is None:
+            strings = type_strings(form)
+            index = self.index
+            amb = self.amb.get(strings[1])
+            row = tuple(index[k].get(s, UNK) for k, s in enumerate(strings)) + (
+                UNK if amb is None else index[-1].get(amb, UNK),)
+            if len(self._cache) > 500_000:  # bound memory on endless streams
+                self._cache.clear()
+            self._cache[form] = row
+        return row
+
+    def matrix(self, forms: Sequence[str]) -> np.ndarray:
+        """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)]."""
+        ids = self.ids
+        return np.array([ids(f) for f in forms], dtype=np.int64).reshape(len(forms), len(ATTRS))
+
+    def to_json(self) -> Dict[str, object]:
+        return {"attrs": list(ATTRS), "vocabs": self.vocabs,
+                "amb_words": list(self.amb.keys()), "amb_classes": list(self.amb.values())}
+
+    @classmethod
+    def from_json(cls, data: Dict[str, object]) -> "Attributes":
+        if data.get("attrs") != list(ATTRS):
+            raise ValueError("attribute list differs from this nlpipe version")
+        words, classes = data["amb_words"], data["amb_classes"]
+        if len(words) != len(classes):  # type: ignore[arg-type]
+            raise ValueError("ambiguity dictionary is inconsistent")
+        return cls(data["vocabs"], dict(zip(words, classes)))  # type: ignore[arg-type]

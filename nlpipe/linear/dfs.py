@@ -1,0 +1,116 @@
+"""Greedy left-to-right tagging with dynamic feature selection (Strubell et al.), batched in numpy.
+
+Prefix scores P_i = sum_{j<=i} W_j[Phi_j(x)] are built in the model's template order; a token
+stops at the first prefix where its best label leads the second by ``margin`` (``None``: use
+all templates). Templates before the first tag-history template are scored for every token of the
+batch at once; the rest go position by position over all sentences, so that the previous tags
+are known, and only for tokens that have not stopped yet.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from .model import TemplatedModel
+from .templates import Layout
+
+
+def _stops(scores: np.ndarray, margin: float) -> np.ndarray:
+    """Rows whose best score leads every other by at least ``margin``.
+
+    The best leads by ``margin`` exactly when at most one score exceeds best - margin, which
+    needs a max and a comparison instead of a partial sort.
+    """
+    best = scores.max(axis=1)
+    return np.count_nonzero(scores > (best - margin)[:, None], axis=1) <= 1
+
+
+def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
+        limit: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Label ids [num_tokens] and templates used per token for a batch in ``layout``.
+
+    ``limit`` uses only the first ``limit`` templates (a fixed prefix); ``margin=None`` always
+    uses all of them (then the static templates are summed in one vectorised pass).
+    """
+    k = len(model.templates) if limit is None else min(limit, len(model.templates))
+    L = model.num_labels
+    n = layout.num_tokens
+    g = layout.g
+    tags = np.full(layout.size, L, dtype=np.int64)
+    pred = np.zeros(n, dtype=np.int64)
+    used = np.zeros(n, dtype=np.int32)
+    history = [bool(model.templates[j].history) for j in range(k)]
+    if margin is None:
+        phase1 = [j for j in range(k) if not history[j]]
+        phase2 = [j for j in range(k) if history[j]]
+    else:
+        h0 = history.index(True) if True in history else k
+        phase1, phase2 = list(range(h0)), list(range(h0, k))
+
+    # Phase 1: templates without tag history, for every token of the batch at once.
+    act = np.arange(n)
+    s = np.zeros((n, L), dtype=np.float32)
+    ga = g
+    for step, j in enumerate(phase1):
+        s += model.weights[j][model.token_rows(j, atoms, tags, ga)]
+        if margin is not None and step + 1 < k:
+            fin = _stops(s, margin)
+            if fin.any():
+                done = act[fin]
+                p = s[fin].argmax(axis=1)
+                pred[done] = p
+                used[done] = step + 1
+                tags[ga[fin]] = p
+                keep = ~fin
+                act, s, ga = act[keep], s[keep], ga[keep]
+                if len(act) == 0:
+                    return pred, used
+    if not phase2:
+        pred[act] = s.argmax(axis=1)
+        used[act] = len(phase1)
+        return pred, used
+
+    # Phase 2, position by position: tags at t-1 and t-2 are final before position t is scored.
+    scores = np.zeros((n, L), dtype=np.float32)
+    scores[act] = s
+    order = act[np.argsort(layout.position[act], kind="stable")]
+    bounds = np.flatnonzero(np.diff(layout.position[order])) + 1
+    last = len(phase2) - 1
+    for group in np.split(order, bounds):
+        a = group
+        s = scores[a]
+        ga = g[a]
+        for step, j in enumerate(phase2):
+            s += model.weights[j][model.token_rows(j, atoms, tags, ga)]
+            if margin is not None and step < last:
+                fin = _stops(s, margin)
+                if fin.any():
+                    done = a[fin]
+                    p = s[fin].argmax(axis=1)
+                    pred[done] = p
+                    used[done] = len(phase1) + step + 1
+                    tags[ga[fin]] = p
+                    keep = ~fin
+                    a, s, ga = a[keep], s[keep], ga[keep]
+                    if len(a) == 0:
+                        break
+        if len(a):
+            p = s.argmax(axis=1)
+            pred[a] = p
+            used[a] = k
+            tags[ga] = p
+    return pred, used
+
+
+def tag_sentences(model: TemplatedModel, sentences: List[List[str]], margin: Optional[float] = None,
+                  limit: Optional[int] = None) -> Tuple[List[List[str]], np.ndarray]:
+    """Tag sentences of forms; return label strings per sentence and templates used per token."""
+    layout, atoms = model.layout(sentences)
+    pred, used = tag(model, layout, atoms, margin, limit)
+    labels = model.labels
+    out, i = [], 0
+    for s in sentences:
+        out.append([labels[p] for p in pred[i:i + len(s)].tolist()])
+        i += len(s)
+    return out, used

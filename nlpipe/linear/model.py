@@ -1,0 +1,152 @@
+"""The templated linear model: one weight matrix per template, plain-file save and load.
+
+Template ``j`` owns a sorted array of int64 keys ``keys[j]`` and a weight matrix
+``weights[j]`` of shape [len(keys[j]) + 1, num_labels]; row 0 scores keys that are not in the
+array (rare in training or unseen). Templates are stored in the model's evaluation order, so
+"the first n templates" is a prefix of the lists.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import ModelError
+from .attributes import PAD, Attributes
+from .templates import Layout, Template, check_radix, full_keys, parse_template
+
+WEIGHTS_FILE = "weights.npz"
+DENSE_LIMIT = 1 << 20   # templates with fewer possible keys than this get a direct key -> row table
+VOCAB_FILE = "vocab.json"
+
+
+class TemplatedModel:
+    """Labels, word attributes, ordered templates and their keys and weights."""
+
+    def __init__(self, labels: Sequence[str], attributes: Attributes, templates: Sequence[str],
+                 keys: Sequence[np.ndarray], weights: Sequence[np.ndarray]):
+        self.labels = list(labels)
+        self.attributes = attributes
+        self.templates: List[Template] = [parse_template(t) for t in templates]
+        self.keys = [np.asarray(k, dtype=np.int64) for k in keys]
+        self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
+        n, L = len(self.templates), len(self.labels)
+        if len(self.keys) != n or len(self.weights) != n:
+            raise ValueError("one key array and one weight matrix per template expected")
+        self._radix = []
+        for t, k, w in zip(self.templates, self.keys, self.weights):
+            self._radix.append(check_radix(t, attributes.sizes, L))
+            if w.shape != (len(k) + 1, L):
+                raise ValueError(f"template {t.name}: weights {w.shape}, expected {(len(k) + 1, L)}")
+            if len(k) and (k[0] < 0 or k[-1] >= self._radix[-1] or np.any(k[1:] <= k[:-1])):
+                raise ValueError(f"template {t.name}: keys are not sorted, unique and in range")
+        self._dense: List[Optional[np.ndarray]] = [None] * n
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def template_names(self) -> List[str]:
+        return [t.name for t in self.templates]
+
+    def subset(self, indices: Sequence[int]) -> "TemplatedModel":
+        """A model over the templates ``indices`` (in that order), sharing weight arrays."""
+        return TemplatedModel(self.labels, self.attributes, [self.templates[i].name for i in indices],
+                              [self.keys[i] for i in indices], [self.weights[i] for i in indices])
+
+    # -- features ---------------------------------------------------------------------------
+
+    def layout(self, sentences: Sequence[Sequence[str]]) -> Tuple[Layout, np.ndarray]:
+        """Padded layout and attribute-id matrix [layout.size, n_attrs] of sentences of forms."""
+        layout = Layout([len(s) for s in sentences])
+        forms = [f for s in sentences for f in s]
+        atoms = layout.scatter(self.attributes.matrix(forms), PAD)
+        return layout, atoms
+
+    def rows(self, j: int, keys: np.ndarray) -> np.ndarray:
+        """Weight rows of template ``j`` for ``keys`` (0 where a key is unknown)."""
+        dense = self._dense[j]
+        if dense is None and self._radix[j] <= DENSE_LIMIT:
+            dense = np.zeros(self._radix[j], dtype=np.int32)
+            dense[self.keys[j]] = np.arange(1, len(self.keys[j]) + 1, dtype=np.int32)
+            self._dense[j] = dense
+        if dense is not None:
+            return dense[keys]
+        table = self.keys[j]
+        if len(table) == 0:
+            return np.zeros(len(keys), dtype=np.intp)
+        pos = np.searchsorted(table, keys)
+        np.minimum(pos, len(table) - 1, out=pos)
+        hit = table[pos] == keys
+        return np.where(hit, pos + 1, 0)
+
+    def token_rows(self, j: int, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """Rows of template ``j`` for padded positions ``g`` with tag history ``tags``."""
+        keys = full_keys(self.templates[j], atoms, tags, g, self.attributes.sizes, self.num_labels)
+        return self.rows(j, keys)
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def compact(self, threshold: float = 1e-3) -> None:
+        """Round weights to float16, zero those below ``threshold`` and drop all-zero rows."""
+        for j, w in enumerate(self.weights):
+            w = w.astype(np.float16).astype(np.float32)
+            w[np.abs(w) < threshold] = 0.0
+            keep = np.flatnonzero(np.any(w[1:] != 0, axis=1))
+            self.keys[j] = self.keys[j][keep]
+            self.weights[j] = np.concatenate([w[:1], w[1:][keep]])
+            self._dense[j] = None
+
+    def num_parameters(self) -> int:
+        return int(sum(np.count_nonzero(w) for w in self.weights))
+
+    def save(self, model_dir: Path) -> None:
+        """Write ``weights.npz`` (sparse float16 entries) and ``vocab.json`` into ``model_dir``."""
+        model_dir = Path(model_dir)
+        model_dir.mkdir(parents=True, exist_ok=True)
+        arrays = {}
+        for j, (k, w) in enumerate(zip(self.keys, self.weights)):
+            r, c = np.nonzero(w)
+            arrays[f"keys{j}"] = k
+            arrays[f"row{j}"] = r.astype(np.int32)
+            arrays[f"col{j}"] = c.astype(np.int16)
+            arrays[f"val{j}"] = w[r, c].astype(np.float16)
+        np.savez(model_dir / WEIGHTS_FILE, **arrays)
+        vocab = {"labels": self.labels, "templates": self.template_names,
+                 "attributes": self.attributes.to_json()}
+        with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, model_dir: Path) -> "TemplatedModel":
+        """Read a model written by :meth:`save`; any damage raises :class:`ModelError`."""
+        model_dir = Path(model_dir)
+        try:
+            with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
+                vocab = json.load(f)
+            labels, names = vocab["labels"], vocab["templates"]
+            attributes = Attributes.from_json(vocab["attributes"])
+            L = len(labels)
+            keys, weights = [], []
+            with np.load(model_dir / WEIGHTS_FILE, allow_pickle=False) as z:
+                for j in range(len(names)):
+                    k = z[f"keys{j}"]
+                    r, c, v = z[f"row{j}"], z[f"col{j}"], z[f"val{j}"]
+                    if k.dtype != np.int64 or not (len(r) == len(c) == len(v)):
+                        raise ValueError(f"template {j}: inconsistent arrays")
+                    w = np.zeros((len(k) + 1, L), dtype=np.float32)
+                    if len(r) and (r.min() < 0 or r.max() > len(k) or c.min() < 0 or c.max() >= L):
+                        raise ValueError(f"template {j}: entry out of range")
+                    w[r, c] = v
+                    keys.append(k)
+                    weights.append(w)
+            return cls(labels, attributes, names, keys, weights)
+        except FileNotFoundError as e:
+            raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None
+        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as e:
+            raise ModelError(f"{model_dir}: damaged or incompatible tagger model ({type(e).__name__}: {e})") \
+                from None

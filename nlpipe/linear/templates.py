@@ -1,0 +1,136 @@
+"""Feature templates: named conjunctions of word attributes at offsets and previous tags.
+
+A template is written as ``+``-joined parts: ``lower@0``, ``s3@0``, ``amb@+1``, ``tag@-1`` (a
+previously predicted tag), or the single word ``bias``. Each template maps a token to one integer
+key (a mixed-radix number over its parts); the model maps keys to weight rows.
+
+Tokens of a batch of sentences live in one flat "padded layout": two padding slots before every
+sentence and after the last, so looking at offsets -2..+2 is plain index arithmetic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+from .attributes import ATTR_INDEX, ATTRS
+
+MAX_OFFSET = 2
+MAX_KEY = 1 << 62
+
+# Choi & Palmer (2012) style set; order here is only the default listing order, not the learned one.
+DEFAULT_TEMPLATES: Tuple[str, ...] = (
+    "bias",
+    "form@0", "lower@0", "lower@-1", "lower@+1", "lower@-2", "lower@+2",
+    "p1@0", "p2@0", "p3@0", "p4@0", "s1@0", "s2@0", "s3@0", "s4@0",
+    "shape@0", "flags@0", "shape@-1", "shape@+1", "s3@-1", "s3@+1",
+    "amb@0", "amb@-1", "amb@+1", "amb@-2", "amb@+2",
+    "lower@-1+lower@0", "lower@0+lower@+1", "lower@-1+lower@+1", "lower@+1+lower@+2",
+    "amb@0+amb@+1", "amb@+1+amb@+2", "lower@0+amb@+1", "amb@-1+lower@0", "flags@0+s3@0",
+    "shape@0+amb@0", "s2@0+amb@+1",
+    "tag@-1", "tag@-2", "tag@-2+tag@-1", "tag@-1+lower@0", "tag@-1+amb@0", "tag@-1+amb@+1",
+    "tag@-1+amb@0+amb@+1", "tag@-2+tag@-1+amb@0", "tag@-1+s3@0", "tag@-1+lower@+1",
+)
+
+
+@dataclass(frozen=True)
+class Template:
+    """One feature template: static parts (attribute column, offset) and tag-history offsets."""
+
+    name: str
+    static: Tuple[Tuple[int, int], ...]
+    history: Tuple[int, ...]
+
+
+def parse_template(spec: str) -> Template:
+    """Parse ``"tag@-1+amb@0"`` style specs; raise ValueError on anything else."""
+    if spec == "bias":
+        return Template(spec, (), ())
+    static: List[Tuple[int, int]] = []
+    history: List[int] = []
+    for part in _split_parts(spec):
+        attr, sep, off = part.partition("@")
+        try:
+            offset = int(off)
+        except ValueError:
+            raise ValueError(f"template '{spec}': bad offset in '{part}'") from None
+        if not sep or abs(offset) > MAX_OFFSET:
+            raise ValueError(f"template '{spec}': expected attr@offset with |offset| <= {MAX_OFFSET}")
+        if attr == "tag":
+            if offset not in (-1, -2):
+                raise ValueError(f"template '{spec}': tag history looks only at offsets -1 and -2")
+            history.append(offset)
+        elif attr in ATTR_INDEX:
+            static.append((ATTR_INDEX[attr], offset))
+        else:
+            raise ValueError(f"template '{spec}': unknown attribute '{attr}' (known: {', '.join(ATTRS)}, tag)")
+    return Template(spec, tuple(static), tuple(history))
+
+
+def _split_parts(spec: str) -> List[str]:
+    """Split on the "+" that joins parts, not the sign of an offset like ``@+1``."""
+    parts, cur = [], ""
+    for i, c in enumerate(spec):
+        if c == "+" and i > 0 and spec[i - 1] != "@":
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur)
+    if any(not p for p in parts):
+        raise ValueError(f"template '{spec}': empty part")
+    return parts
+
+
+def check_radix(template: Template, sizes: Sequence[int], num_labels: int) -> int:
+    """Number of possible keys of the template; raise ValueError if they do not fit in an int64."""
+    total = 1
+    for a, _ in template.static:
+        total *= sizes[a]
+    total *= (num_labels + 1) ** len(template.history)
+    if total >= MAX_KEY:
+        raise ValueError(f"template '{template.name}' has too many values to key in 64 bits")
+    return total
+
+
+def static_keys(template: Template, atoms: np.ndarray, g: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Keys of the static parts for tokens at padded positions ``g`` (int64 [len(g)])."""
+    key = np.zeros(len(g), dtype=np.int64)
+    for a, off in template.static:
+        key *= sizes[a]
+        key += atoms[g + off, a]
+    return key
+
+
+def full_keys(template: Template, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray,
+              sizes: Sequence[int], num_labels: int) -> np.ndarray:
+    """Keys including tag history read from ``tags`` (padded layout; padding = ``num_labels``)."""
+    key = static_keys(template, atoms, g, sizes)
+    for off in template.history:
+        key *= num_labels + 1
+        key += tags[g + off]
+    return key
+
+
+class Layout:
+    """Flat padded positions of a batch of sentences given their lengths."""
+
+    def __init__(self, lengths: Sequence[int]):
+        lens = np.asarray(lengths, dtype=np.int64)
+        self.lengths = lens
+        self.starts = MAX_OFFSET + np.concatenate([[0], np.cumsum(lens + MAX_OFFSET)[:-1]]) if len(lens) \
+            else np.zeros(0, dtype=np.int64)
+        self.size = int(lens.sum() + MAX_OFFSET * (len(lens) + 1))
+        n = int(lens.sum())
+        sent = np.repeat(np.arange(len(lens)), lens)
+        first = np.concatenate([[0], np.cumsum(lens)[:-1]]) if len(lens) else np.zeros(0, dtype=np.int64)
+        self.position = np.arange(n, dtype=np.int64) - np.repeat(first, lens)
+        self.g = self.starts[sent] + self.position if n else np.zeros(0, dtype=np.int64)
+        self.num_tokens = n
+
+    def scatter(self, rows: np.ndarray, fill: int) -> np.ndarray:
+        """Put token rows into the padded layout, padding rows set to ``fill``."""
+        out = np.full((self.size,) + rows.shape[1:], fill, dtype=rows.dtype)
+        out[self.g] = rows
+        return out

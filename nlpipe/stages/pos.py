@@ -1,0 +1,181 @@
+"""POS stage: a greedy linear tagger with dynamic feature selection writing UPOS and XPOS.
+
+The model predicts one joint label ``UPOS<TAB>XPOS`` per word (so the two columns always agree
+with a pair seen in training). ``margin`` sets the speed/accuracy trade-off of dynamic feature
+selection: a word stops adding templates once its best label leads by ``margin``; ``None`` (or a
+negative value) always uses every template.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from itertools import islice
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional
+
+import click
+
+from ..conllu_io import FORM, UPOS, XPOS, Sentence
+from ..errors import ModelError, NlpipeError
+from ..linear.dfs import tag
+from ..linear.model import TemplatedModel
+
+ARCH = "dfs-tagger.v1"
+LABEL_SEP = "\t"
+BATCH_SENTENCES = 4096
+
+
+class PosTagger:
+    """The ``pos`` stage over a :class:`TemplatedModel`."""
+
+    name = "pos"
+    requires = frozenset({"tokenize"})
+    provides = frozenset({"upos", "xpos"})
+
+    def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
+                 batch_sentences: int = BATCH_SENTENCES):
+        self.model = model
+        self.margin = None if margin is None or margin < 0 else float(margin)
+        self.limit = limit
+        self.batch_sentences = batch_sentences
+        self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in model.labels]
+        self.templates_used = 0   # running totals, for benchmarks
+        self.tokens_tagged = 0
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """Tag sentences in batches; only UPOS and XPOS of each word change."""
+        it = iter(sentences)
+        while True:
+            batch = list(islice(it, self.batch_sentences))
+            if not batch:
+                return
+            self.tag_batch(batch)
+            yield from batch
+
+    def tag_batch(self, batch: List[Sentence]) -> None:
+        words = [s.words for s in batch]
+        forms = [[w[FORM] for w in ws] for ws in words]
+        layout, atoms = self.model.layout(forms)
+        pred, used = tag(self.model, layout, atoms, self.margin, self.limit)
+        pairs = self._pairs
+        i = 0
+        for ws in words:
+            for w, p in zip(ws, pred[i:i + len(ws)].tolist()):
+                w[UPOS], w[XPOS] = pairs[p]
+            i += len(ws)
+        self.templates_used += int(used.sum())
+        self.tokens_tagged += len(pred)
+
+
+def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
+         device: Optional[str] = None, **_: Any) -> PosTagger:
+    """Load the tagger; ``margin`` overrides the model's default, ``device`` is ignored (CPU only)."""
+    model = TemplatedModel.load(Path(model_dir))
+    if not model.labels or any(LABEL_SEP not in l for l in model.labels):
+        raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
+    if margin is None:
+        margin = config.get("model", {}).get("margin")
+    return PosTagger(model, margin, limit)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+def read_tagged(path: str) -> List[tuple]:
+    """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
+    from ..conllu_io import read_file
+    from ..errors import InputError
+    from ..metrics import row_line
+
+    out = []
+    for sent in read_file(path):
+        forms, labels, xpos = [], [], []
+        for w in sent.words:
+            if w[UPOS] == "_" and w[XPOS] == "_":
+                line = row_line(sent, sent.rows.index(w))
+                raise InputError(path, line, "word without UPOS/XPOS in training data")
+            forms.append(w[FORM])
+            labels.append(w[UPOS] + LABEL_SEP + w[XPOS])
+            xpos.append(w[XPOS])
+        if forms:
+            out.append((forms, labels, xpos))
+    if not out:
+        raise NlpipeError(f"{path}: no tagged sentences")
+    return out
+
+
+def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
+                margin: Optional[float] = None, log=lambda s: None) -> Dict[str, Any]:
+    """Train and save a tagger; return the config written."""
+    from ..linear.trainer import train_tagger
+    from ..stage import read_config, write_config
+
+    train_data, dev_data = read_tagged(train), read_tagged(dev)
+    order = None
+    if order_from is not None:
+        order = TemplatedModel.load(Path(order_from)).template_names
+        read_config(Path(order_from), "pos")
+    result = train_tagger(train_data, dev_data, options, order=order, log=log)
+    result.model.save(Path(out))
+    config = {
+        "stage": "pos", "arch": ARCH,
+        "model": {"margin": margin, "templates": len(result.model.templates),
+                  "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS"},
+        "training": {"train": str(train), "dev": str(dev), "order_from": order_from,
+                     "parameters": result.model.num_parameters(), **result.summary(),
+                     "scores": {"dev_joint": round(100 * result.dev_accuracy, 2)}},
+    }
+    write_config(Path(out), config)
+    return config
+
+
+@click.command(name="pos")
+@click.option("--train", "train_file", required=True, metavar="T", help="Training CoNLL-U (UPOS+XPOS).")
+@click.option("--dev", "dev_file", required=True, metavar="D", help="Development CoNLL-U.")
+@click.option("--out", required=True, metavar="M", help="Model directory to write.")
+@click.option("--mode", type=click.Choice(["dynamic", "full", "fixed"]), default="dynamic", show_default=True,
+              help="dynamic: prefix hinge loss; full: all templates, standard; fixed: first --n only.")
+@click.option("--n", "fixed_n", type=int, default=None, help="Templates of a fixed model (--mode fixed).")
+@click.option("--order", type=click.Choice(["wrapper", "baseline", "given"]), default="wrapper",
+              show_default=True, help="How to order the templates.")
+@click.option("--order-from", default=None, metavar="M2", help="Take the template order of model M2.")
+@click.option("--train-margin", type=float, default=1.0, show_default=True, help="Hinge margin in training.")
+@click.option("--margin", type=float, default=None,
+              help="Default tagging margin saved in the model (none: all templates).")
+@click.option("--epochs", type=int, default=4, show_default=True)
+@click.option("--lr", type=float, default=0.02, show_default=True, help="AdaGrad learning rate.")
+@click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
+@click.option("--min-count", type=int, default=2, show_default=True, help="Keep features seen this often.")
+@click.option("--wrapper-steps", type=int, default=10, show_default=True,
+              help="Greedy selection steps; later templates follow the first step's ranking.")
+@click.option("--wrapper-sample", type=int, default=30000, show_default=True,
+              help="Training tokens used by ordering runs.")
+@click.option("--wrapper-epochs", type=int, default=2, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
+def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
+                  order_from: Optional[str], train_margin: float, margin: Optional[float], epochs: int,
+                  lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
+                  wrapper_epochs: int, seed: int, as_json: bool) -> None:
+    """Train the POS tagger (dynamic feature selection over feature templates)."""
+    import json
+
+    from ..linear.trainer import TrainOptions
+
+    options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
+                           seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,
+                           wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
+    if mode == "fixed" and not fixed_n:
+        raise NlpipeError("--mode fixed needs --n")
+    start = time.time()
+
+    def log(msg: str) -> None:
+        click.echo(f"[{time.time() - start:6.0f}s] {msg}", err=True)
+
+    try:
+        config = train_model(train_file, dev_file, out, options, order_from, margin, log)
+    except ValueError as e:
+        raise NlpipeError(f"training failed: {e}") from None
+    log(f"saved {out}: dev joint accuracy {config['training']['scores']['dev_joint']}")
+    if as_json:
+        click.echo(json.dumps(config))

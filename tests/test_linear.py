@@ -1,0 +1,168 @@
+"""The templated linear model: attributes, templates, prefix-hinge training, dynamic tagging, storage."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlpipe.errors import ModelError
+from nlpipe.linear.attributes import flags, normalize, shape
+from nlpipe.linear.dfs import _stops, tag, tag_sentences
+from nlpipe.linear.model import TemplatedModel
+from nlpipe.linear.templates import Layout, parse_template
+from nlpipe.linear.trainer import TrainOptions, train_tagger
+
+# Hand-written toy data: (forms, labels, ambiguity tags). "can" and "fish" are ambiguous.
+RAW = [
+    ("We can fish .", "PRON MD VB ."),
+    ("They fish .", "PRON VBP ."),
+    ("I saw a can .", "PRON VBD DT NN ."),
+    ("The fish can swim .", "DT NN MD VB ."),
+    ("A dog can run .", "DT NN MD VB ."),
+    ("They saw the dog .", "PRON VBD DT NN ."),
+    ("We like fish .", "PRON VBP NN ."),
+    ("The dog saw a fish .", "DT NN VBD DT NN ."),
+]
+TOY = [(f.split(), t.split(), t.split()) for f, t in RAW]
+SMALL_TEMPLATES = ["bias", "lower@0", "s2@0", "lower@-1", "lower@+1", "amb@0", "tag@-1", "tag@-1+lower@0"]
+
+
+def toy_options(**kw) -> TrainOptions:
+    base = dict(mode="dynamic", margin=1.0, lr=0.2, l2=0.0, epochs=30, batch_size=8, min_count=1,
+                order="given", templates=list(SMALL_TEMPLATES))
+    base.update(kw)
+    return TrainOptions(**base)
+
+
+@pytest.fixture(scope="module")
+def dynamic_model() -> TemplatedModel:
+    return train_tagger(TOY, TOY, toy_options()).model
+
+
+def test_word_attributes():
+    assert normalize("Year-1990") == "year-0000"
+    assert shape("Hello") == "Xxx" and shape("1990s") == "ddx" and shape("...") == ".."
+    assert flags("McDonald") == "C" and flags("USA") == "CA" and flags("3,000") == "DN"
+    assert flags("well-known") == "H" and flags("?!") == "P" and flags("word") == "-"
+
+
+@pytest.mark.parametrize("spec,static,history", [
+    ("bias", (), ()),
+    ("lower@-1+lower@+1", ((1, -1), (1, 1)), ()),
+    ("tag@-2+tag@-1+amb@0", ((12, 0),), (-2, -1)),
+])
+def test_parse_template(spec, static, history):
+    t = parse_template(spec)
+    assert t.static == static and t.history == history
+
+
+@pytest.mark.parametrize("spec", ["lower", "lower@3", "tag@+1", "colour@0", "lower@0+", "lower@x"])
+def test_bad_templates_are_refused(spec):
+    with pytest.raises(ValueError):
+        parse_template(spec)
+
+
+def test_layout_pads_between_sentences():
+    lay = Layout([2, 1])
+    assert lay.g.tolist() == [2, 3, 6] and lay.position.tolist() == [0, 1, 0] and lay.size == 9
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.integers(-20, 20), min_size=3, max_size=3), min_size=1, max_size=6),
+       st.sampled_from([0.0, 0.5, 1.0, 3.0]))
+def test_stops_matches_sorting(rows, margin):
+    s = np.array(rows, dtype=np.float32) / 4
+    top = np.sort(s, axis=1)
+    assert _stops(s, margin).tolist() == (top[:, -1] - top[:, -2] >= margin).tolist()
+
+
+@pytest.mark.parametrize("mode", ["full", "dynamic"])
+def test_training_learns_the_toy_data(mode):
+    model = train_tagger(TOY, TOY, toy_options(mode=mode)).model
+    labels, _ = tag_sentences(model, [s[0] for s in TOY])
+    assert labels == [s[1] for s in TOY]
+
+
+def test_margin_zero_uses_one_template_large_margin_all(dynamic_model):
+    forms = [s[0] for s in TOY]
+    _, used0 = tag_sentences(dynamic_model, forms, margin=0.0)
+    _, used_big = tag_sentences(dynamic_model, forms, margin=1e9)
+    assert used0.tolist() == [1] * len(used0)
+    assert used_big.tolist() == [len(SMALL_TEMPLATES)] * len(used_big)
+    # the training margin stops somewhere in between and still gets the toy data right
+    labels, used1 = tag_sentences(dynamic_model, forms, margin=1.0)
+    assert labels == [s[1] for s in TOY]
+    assert 1 <= used1.min() and used1.mean() < len(SMALL_TEMPLATES)
+
+
+def test_huge_margin_equals_full_scoring(dynamic_model):
+    forms = [s[0] for s in TOY] + [["Unseen", "words", "here"]]
+    assert tag_sentences(dynamic_model, forms, margin=1e9)[0] == tag_sentences(dynamic_model, forms)[0]
+
+
+def test_limit_uses_a_prefix(dynamic_model):
+    forms = [s[0] for s in TOY]
+    _, used = tag_sentences(dynamic_model, forms, limit=3)
+    assert set(used.tolist()) == {3}
+    _, used = tag_sentences(dynamic_model, forms, margin=1e9, limit=7)
+    assert set(used.tolist()) == {7}
+
+
+def test_batch_equals_one_sentence_at_a_time(dynamic_model):
+    forms = [s[0] for s in TOY] + [["fish"], ["Can", "we", "fish", "?"]]
+    together, _ = tag_sentences(dynamic_model, forms, margin=0.5)
+    alone = [tag_sentences(dynamic_model, [f], margin=0.5)[0][0] for f in forms]
+    assert together == alone
+
+
+def test_empty_batch(dynamic_model):
+    layout, atoms = dynamic_model.layout([])
+    pred, used = tag(dynamic_model, layout, atoms, 1.0)
+    assert len(pred) == 0 and len(used) == 0
+
+
+def test_fixed_mode_keeps_the_first_n_templates():
+    result = train_tagger(TOY, TOY, toy_options(mode="fixed", fixed_n=3))
+    assert result.model.template_names == SMALL_TEMPLATES[:3]
+
+
+def test_wrapper_and_baseline_orders_are_permutations():
+    for order in ("wrapper", "baseline"):
+        r = train_tagger(TOY, TOY, toy_options(order=order, wrapper_steps=2, wrapper_epochs=3, epochs=3))
+        assert sorted(r.model.template_names) == sorted(SMALL_TEMPLATES)
+        assert len(r.order_curve) == (2 if order == "wrapper" else len(SMALL_TEMPLATES))
+
+
+def test_save_load_round_trip(dynamic_model, tmp_path):
+    dynamic_model.save(tmp_path)
+    loaded = TemplatedModel.load(tmp_path)
+    forms = [s[0] for s in TOY] + [["Unseen", "fish", "can", "swim"]]
+    for margin in (None, 0.3, 1.0):
+        assert tag_sentences(loaded, forms, margin)[0] == tag_sentences(dynamic_model, forms, margin)[0]
+        assert tag_sentences(loaded, forms, margin)[1].tolist() == tag_sentences(dynamic_model, forms, margin)[1].tolist()
+
+
+def test_truncated_or_corrupt_files_raise_model_error(dynamic_model, tmp_path):
+    dynamic_model.save(tmp_path)
+    weights = (tmp_path / "weights.npz").read_bytes()
+    (tmp_path / "weights.npz").write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(ModelError, match="damaged"):
+        TemplatedModel.load(tmp_path)
+    (tmp_path / "weights.npz").write_bytes(weights)
+    (tmp_path / "vocab.json").write_text('{"labels": ["A"', encoding="utf-8")
+    with pytest.raises(ModelError, match="damaged"):
+        TemplatedModel.load(tmp_path)
+    (tmp_path / "vocab.json").unlink()
+    with pytest.raises(ModelError, match="missing model file vocab.json"):
+        TemplatedModel.load(tmp_path)
+
+
+def test_out_of_range_entries_raise_model_error(dynamic_model, tmp_path):
+    dynamic_model.save(tmp_path)
+    with np.load(tmp_path / "weights.npz") as z:
+        arrays = dict(z)
+    arrays["col0"] = arrays["col0"] + 500
+    np.savez(tmp_path / "weights.npz", **arrays)
+    with pytest.raises(ModelError, match="out of range"):
+        TemplatedModel.load(tmp_path)

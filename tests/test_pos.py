@@ -1,0 +1,162 @@
+"""The pos stage: training command, loading, annotate touching only UPOS/XPOS, errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nlpipe.conllu_io import UPOS, XPOS, parse_string, to_string
+from nlpipe.errors import InputError, ModelError
+from nlpipe.stage import load_stage
+from nlpipe.stages import pos
+
+from conftest import run_cli
+
+TRAIN = """\
+# sent_id = t1
+# text = We can fish.
+1\tWe\twe\tPRON\tPRP\t_\t2\tnsubj\t_\t_
+2\tcan\tcan\tAUX\tMD\t_\t3\taux\t_\t_
+3\tfish\tfish\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+# sent_id = t2
+1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
+2\tfish\tfish\tNOUN\tNN\t_\t4\tnsubj\t_\t_
+3\tcan\tcan\tAUX\tMD\t_\t4\taux\t_\t_
+4\tswim\tswim\tVERB\tVB\t_\t0\troot\t_\t_
+5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_
+
+# sent_id = t3
+1\tI\tI\tPRON\tPRP\t_\t2\tnsubj\t_\t_
+2\tsaw\tsee\tVERB\tVBD\t_\t0\troot\t_\t_
+3\ta\ta\tDET\tDT\t_\t4\tdet\t_\t_
+4\tcan\tcan\tNOUN\tNN\t_\t2\tobj\t_\t_
+5\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_
+
+# sent_id = t4
+1\tThey\tthey\tPRON\tPRP\t_\t2\tnsubj\t_\t_
+2\tsaw\tsee\tVERB\tVBD\t_\t0\troot\t_\t_
+3\tthe\tthe\tDET\tDT\t_\t4\tdet\t_\t_
+4\tdog\tdog\tNOUN\tNN\t_\t2\tobj\t_\t_
+5\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_
+
+"""
+
+# Untagged input with a multiword token, an empty node, comments and MISC that must survive.
+INPUT = """\
+# newdoc id = d1
+# sent_id = x1
+# text = I can't fish.
+1\tI\t_\t_\t_\t_\t_\t_\t_\t_
+2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No
+2\tca\t_\t_\t_\t_\t_\t_\t_\t_
+3\tn't\t_\t_\t_\t_\t_\t_\t_\t_
+4\tfish\t_\t_\t_\tNumber=Sing\t_\t_\t_\tSpaceAfter=No
+4.1\tfish\t_\t_\t_\t_\t_\t_\t_\t_
+5\t.\t_\t_\t_\t_\t_\t_\t_\tNE=O
+
+"""
+
+TRAIN_ARGS = ["--order", "given", "--epochs", "30", "--lr", "0.2", "--l2", "0", "--min-count", "1"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("pos")
+    (d / "train.conllu").write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(d / "train.conllu"), "--dev", str(d / "train.conllu"),
+                                               "--out", str(d / "model"), "--margin", "1.0", *TRAIN_ARGS])
+    assert r.exit_code == 0, r.output
+    return d / "model"
+
+
+def test_training_writes_a_loadable_model(model_dir):
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["stage"] == "pos" and config["arch"] == "dfs-tagger.v1" and config["model"]["margin"] == 1.0
+    assert config["training"]["scores"]["dev_joint"] == 100.0
+    tagger = load_stage("pos", str(model_dir), device="cuda")
+    assert tagger.name == "pos" and tagger.margin == 1.0 and {"upos", "xpos"} <= tagger.provides
+
+
+def test_tags_training_sentences_back(model_dir):
+    gold = parse_string(TRAIN)
+    sents = parse_string(TRAIN)
+    for s in sents:
+        for w in s.words:
+            w[UPOS] = w[XPOS] = "_"
+    out = list(load_stage("pos", str(model_dir)).annotate(sents))
+    assert to_string(out) == to_string(gold)
+
+
+def test_annotate_changes_only_upos_and_xpos(model_dir):
+    before = parse_string(INPUT)
+    after = list(load_stage("pos", str(model_dir), margin=0.0).annotate(parse_string(INPUT)))
+    assert [s.comments for s in after] == [s.comments for s in before]
+    for b, a in zip(before, after):
+        assert len(a.rows) == len(b.rows)
+        for rb, ra in zip(b.rows, a.rows):
+            is_word = rb[0].isdigit()
+            for col in range(10):
+                if is_word and col in (UPOS, XPOS):
+                    assert ra[col] != "_"
+                else:
+                    assert ra[col] == rb[col]
+
+
+def test_margin_changes_templates_used(model_dir):
+    fast = load_stage("pos", str(model_dir), margin=0.0)
+    slow = load_stage("pos", str(model_dir), margin=-1)  # negative: all templates
+    list(fast.annotate(parse_string(TRAIN)))
+    list(slow.annotate(parse_string(TRAIN)))
+    assert fast.templates_used == fast.tokens_tagged
+    assert slow.templates_used == slow.tokens_tagged * len(slow.model.templates)
+
+
+def test_cli_filter_round_trip(model_dir):
+    r = run_cli("pos", "--model", str(model_dir), input=INPUT.encode())
+    assert r.returncode == 0, r.stderr
+    assert len(parse_string(r.stdout.decode())[0].words) == 5
+
+
+def test_truncated_model_is_a_model_error(model_dir, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for f in model_dir.iterdir():
+        (broken / f.name).write_bytes(f.read_bytes())
+    w = (broken / "weights.npz").read_bytes()
+    (broken / "weights.npz").write_bytes(w[:100])
+    with pytest.raises(ModelError):
+        load_stage("pos", str(broken))
+    r = run_cli("pos", "--model", str(broken), input=INPUT.encode())
+    assert r.returncode == 2 and b"nlpipe: error:" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_untagged_training_data_names_file_and_line(tmp_path):
+    f = tmp_path / "bad.conllu"
+    f.write_text("# sent_id = 1\n1\tHi\thi\t_\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        pos.read_tagged(str(f))
+    assert e.value.path == str(f) and e.value.line == 2
+
+
+def test_fixed_mode_needs_n(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--mode", "fixed"])
+    assert r.exit_code != 0 and "--n" in str(r.exception)
+
+
+def test_order_from_reuses_another_models_order(model_dir, tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--mode", "fixed", "--n", "3", "--order-from", str(model_dir),
+                                               *TRAIN_ARGS])
+    assert r.exit_code == 0, r.output
+    fixed = load_stage("pos", str(tmp_path / "m"))
+    full = load_stage("pos", str(model_dir))
+    assert fixed.model.template_names == full.model.template_names[:3]
