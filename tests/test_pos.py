@@ -160,3 +160,29 @@ def test_order_from_reuses_another_models_order(model_dir, tmp_path):
     fixed = load_stage("pos", str(tmp_path / "m"))
     full = load_stage("pos", str(model_dir))
     assert fixed.model.template_names == full.model.template_names[:3]
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped model
+
+SHIPPED = Path(__file__).resolve().parent.parent / "nlpipe" / "models" / "pos-ewt"
+
+
+def test_shipped_model_is_the_default_and_tags():
+    if not (SHIPPED / "config.json").is_file():
+        pytest.skip("shipped model nlpipe/models/pos-ewt not built yet")
+    tagger = load_stage("pos")
+    sents = list(tagger.annotate(parse_string(INPUT)))
+    assert [w[XPOS] for w in sents[0].words] == ["PRP", "MD", "RB", "VB", "."]
+    assert [w[UPOS] for w in sents[0].words] == ["PRON", "AUX", "PART", "VERB", "PUNCT"]
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_shipped_model_accuracy_on_ewt_dev(corpora):
+    from nlpipe.evaluate import evaluate
+
+    if not (SHIPPED / "config.json").is_file():
+        pytest.skip("shipped model nlpipe/models/pos-ewt not built yet")
+    r = evaluate("pos", str(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"), model=str(SHIPPED))
+    assert r["xpos"] >= 94.0 and r["upos"] >= 94.5

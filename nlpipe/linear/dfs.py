@@ -3,8 +3,8 @@
 Prefix scores P_i = sum_{j<=i} W_j[Phi_j(x)] are built in the model's template order; a token
 stops at the first prefix where its best label leads the second by ``margin`` (``None``: use
 all templates). Templates before the first tag-history template are scored for every token of the
-batch at once; the rest go position by position over all sentences, so that the previous tags
-are known, and only for tokens that have not stopped yet.
+batch at once; the rest go in rounds, each taking the waiting tokens whose two previous tags are
+final, and only for tokens that have not stopped yet.
 """
 from __future__ import annotations
 
@@ -16,14 +16,15 @@ from .model import TemplatedModel
 from .templates import Layout
 
 
-def _stops(scores: np.ndarray, margin: float) -> np.ndarray:
-    """Rows whose best score leads every other by at least ``margin``.
+def _stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndarray]:
+    """(rows whose best score leads every other by at least ``margin``, argmax of every row).
 
     The best leads by ``margin`` exactly when at most one score exceeds best - margin, which
-    needs a max and a comparison instead of a partial sort.
+    needs an argmax and a comparison instead of a partial sort (row-wise max is slow in numpy).
     """
-    best = scores.max(axis=1)
-    return np.count_nonzero(scores > (best - margin)[:, None], axis=1) <= 1
+    arg = scores.argmax(axis=1)
+    best = np.take_along_axis(scores, arg[:, None], axis=1)
+    return np.count_nonzero(scores > best - margin, axis=1) <= 1, arg
 
 
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
@@ -48,17 +49,17 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         h0 = history.index(True) if True in history else k
         phase1, phase2 = list(range(h0)), list(range(h0, k))
 
-    # Phase 1: templates without tag history, for every token of the batch at once.
+    # Phase 1: templates before the first tag-history template, for every token at once.
     act = np.arange(n)
     s = np.zeros((n, L), dtype=np.float32)
     ga = g
     for step, j in enumerate(phase1):
         s += model.weights[j][model.token_rows(j, atoms, tags, ga)]
         if margin is not None and step + 1 < k:
-            fin = _stops(s, margin)
+            fin, arg = _stops(s, margin)
             if fin.any():
                 done = act[fin]
-                p = s[fin].argmax(axis=1)
+                p = arg[fin]
                 pred[done] = p
                 used[done] = step + 1
                 tags[ga[fin]] = p
@@ -71,28 +72,40 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         used[act] = len(phase1)
         return pred, used
 
-    # Phase 2, position by position: tags at t-1 and t-2 are final before position t is scored.
+    # Phase 2: a token is scored once the tags at t-1 and t-2 are final, so each round takes
+    # every waiting token whose left neighbours are done (all sentence starts in the first round).
+    # Static templates of phase 2 are looked up for all waiting tokens at once beforehand.
     scores = np.zeros((n, L), dtype=np.float32)
     scores[act] = s
-    order = act[np.argsort(layout.position[act], kind="stable")]
-    bounds = np.flatnonzero(np.diff(layout.position[order])) + 1
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[act] = np.arange(len(act))
+    static_rows = {j: model.token_rows(j, atoms, tags, ga) for j in phase2 if not history[j]}
+    final = np.ones(layout.size, dtype=bool)
+    final[ga] = False
+    waiting = act
     last = len(phase2) - 1
-    for group in np.split(order, bounds):
-        a = group
+    while len(waiting):
+        gw = g[waiting]
+        ready = final[gw - 1] & final[gw - 2]
+        a = waiting[ready]
+        waiting = waiting[~ready]
         s = scores[a]
         ga = g[a]
+        sa = slot[a]
         for step, j in enumerate(phase2):
-            s += model.weights[j][model.token_rows(j, atoms, tags, ga)]
+            rows = static_rows[j][sa] if j in static_rows else model.token_rows(j, atoms, tags, ga)
+            s += model.weights[j][rows]
             if margin is not None and step < last:
-                fin = _stops(s, margin)
+                fin, arg = _stops(s, margin)
                 if fin.any():
                     done = a[fin]
-                    p = s[fin].argmax(axis=1)
+                    p = arg[fin]
                     pred[done] = p
                     used[done] = len(phase1) + step + 1
                     tags[ga[fin]] = p
+                    final[ga[fin]] = True
                     keep = ~fin
-                    a, s, ga = a[keep], s[keep], ga[keep]
+                    a, s, ga, sa = a[keep], s[keep], ga[keep], sa[keep]
                     if len(a) == 0:
                         break
         if len(a):
@@ -100,6 +113,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             pred[a] = p
             used[a] = k
             tags[ga] = p
+            final[ga] = True
     return pred, used
 
 

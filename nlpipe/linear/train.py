@@ -9,7 +9,7 @@ j..i*. ``mode="full"`` applies it to the last prefix only (standard training).
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -157,8 +157,3 @@ def rows_for(keys: np.ndarray, tables: Sequence[np.ndarray]) -> np.ndarray:
     """Row matrix [num_tokens, len(tables)] for a key matrix."""
     return np.stack([key_rows(t, keys[:, j]) for j, t in enumerate(tables)], axis=1) \
         if len(tables) else np.zeros((len(keys), 0), dtype=np.int32)
-
-
-def split_counts(tables: Sequence[np.ndarray]) -> Tuple[int, int]:
-    """(number of templates, total number of feature rows)."""
-    return len(tables), int(sum(len(t) + 1 for t in tables))

@@ -7,7 +7,6 @@ negative value) always uses every template.
 """
 from __future__ import annotations
 
-import sys
 import time
 from itertools import islice
 from pathlib import Path

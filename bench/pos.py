@@ -1,0 +1,162 @@
+"""POS benchmark (Strubell 2019, Table 2.1 style) on en_ewt test with gold tokens, in one run.
+
+Rows: the full model (all templates, standard training), fixed models trained on the first n
+templates of the dynamic model's order, prefixes of the dynamic model (first n templates, no
+early stop), the dynamic model at several margins, and NLTK's averaged perceptron trained on the
+same data (joint UPOS+XPOS labels). Columns: XPOS, UPOS, XPOS on words unseen in training, mean
+templates per word, tagging tokens/s (tagging only, best of --repeat, this process on one core)
+and speed-up over the full model. Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics).
+Models missing under --work are trained first (with `nlpipe train pos` defaults).
+
+    python bench/pos.py [--dynamic nlpipe/models/pos-ewt] [--work /tmp/nlpipe-bench-pos] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from nlpipe.conllu_io import FORM, UPOS, XPOS, read_file  # noqa: E402
+from nlpipe.evaluate import score, strip_stage  # noqa: E402
+from nlpipe.stage import load_stage  # noqa: E402
+
+CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+
+
+def train(out: Path, args: List[str], data: Dict[str, str]) -> None:
+    if (out / "config.json").is_file():
+        return
+    cmd = [sys.executable, "-m", "nlpipe.cli", "train", "pos", "--train", data["train"], "--dev", data["dev"],
+           "--out", str(out), *args]
+    print("training:", " ".join(cmd[3:]), file=sys.stderr, flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def time_tagger(tagger: Any, gold: list, repeat: int) -> tuple:
+    """(predicted sentences, best tagging seconds) of ``tagger.tag_batch`` on stripped copies."""
+    best, pred = float("inf"), None
+    for _ in range(repeat):
+        sents = strip_stage("pos", gold)
+        tagger.templates_used = tagger.tokens_tagged = 0
+        t0 = time.perf_counter()
+        for i in range(0, len(sents), tagger.batch_sentences):
+            tagger.tag_batch(sents[i:i + tagger.batch_sentences])
+        best = min(best, time.perf_counter() - t0)
+        pred = sents
+    return pred, best
+
+
+def nltk_row(train_path: str, gold: list, repeat: int) -> tuple:
+    from nltk.tag.perceptron import PerceptronTagger
+
+    data = [[(w[FORM], w[UPOS] + "\t" + w[XPOS]) for w in s.words] for s in read_file(train_path)]
+    t0 = time.perf_counter()
+    tagger = PerceptronTagger(load=False)
+    tagger.train(data, nr_iter=5)
+    train_s = time.perf_counter() - t0
+    best, pred = float("inf"), None
+    for _ in range(repeat):
+        sents = strip_stage("pos", gold)
+        t0 = time.perf_counter()
+        for s in sents:
+            for w, (_, label) in zip(s.words, tagger.tag([w[FORM] for w in s.words])):
+                w[UPOS], w[XPOS] = label.split("\t", 1)
+        best = min(best, time.perf_counter() - t0)
+        pred = sents
+    return pred, best, train_s
+
+
+def command_speed(model: str, test: str, repeat: int) -> float:
+    """Best wall-clock seconds of `nlpipe pos --model M < test > /dev/null` (whole process)."""
+    best = float("inf")
+    for _ in range(repeat):
+        with open(test, "rb") as f:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "nlpipe.cli", "pos", "--model", model], stdin=f,
+                           stdout=subprocess.DEVNULL, check=True)
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dynamic", default=str(REPO / "nlpipe" / "models" / "pos-ewt"), help="dynamic model")
+    ap.add_argument("--work", default="/tmp/nlpipe-bench-pos", help="where baseline models are trained/kept")
+    ap.add_argument("--corpus", default=str(CORPORA / "en_ewt"))
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--margins", default="0.25,0.5,0.75,1.0,1.5")
+    ap.add_argument("--fixed", default="1,3,5,10")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-nltk", action="store_true")
+    ap.add_argument("--json", action="store_true", help="also print all rows as JSON on stdout")
+    a = ap.parse_args(argv)
+
+    data = {s: str(Path(a.corpus) / f"en_ewt-ud-{s}.conllu") for s in ("train", "dev", "test")}
+    test = str(Path(a.corpus) / f"en_ewt-ud-{a.split}.conllu")
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    ns = [int(x) for x in a.fixed.split(",") if x]
+    train(work / "full", ["--mode", "full", "--order-from", a.dynamic], data)
+    for n in ns:
+        train(work / f"fixed-{n}", ["--mode", "fixed", "--n", str(n), "--order-from", a.dynamic], data)
+
+    gold = list(read_file(test))
+    train_forms = {w[FORM] for s in read_file(data["train"]) for w in s.words}
+    tokens = sum(len(s.words) for s in gold)
+    rows: List[Dict[str, Any]] = []
+
+    def add(name: str, pred: list, seconds: float, templates: Optional[float], **extra: Any) -> None:
+        r = score("pos", gold, pred, test, "<pred>", train_forms)
+        rows.append({"row": name, "xpos": r["xpos"], "upos": r["upos"], "unseen_xpos": r["unseen_xpos"],
+                     "templates": templates, "tokens_per_s": tokens / seconds, **extra})
+        print(f"  {name}: XPOS {r['xpos']:.2f} UPOS {r['upos']:.2f} {tokens / seconds:,.0f} tok/s",
+              file=sys.stderr, flush=True)
+
+    def run(name: str, model: str, **options: Any) -> None:
+        tagger = load_stage("pos", model, **options)
+        pred, seconds = time_tagger(tagger, gold, a.repeat)
+        add(name, pred, seconds, tagger.templates_used / tagger.tokens_tagged)
+
+    run("full", str(work / "full"), margin=-1)
+    for n in ns:
+        run(f"fixed-{n}", str(work / f"fixed-{n}"), margin=-1)
+    for n in ns:
+        run(f"dynamic[:{n}]", a.dynamic, margin=-1, limit=n)
+    run("dynamic, all templates", a.dynamic, margin=-1)
+    for m in [float(x) for x in a.margins.split(",") if x]:
+        run(f"dynamic m={m:g}", a.dynamic, margin=m)
+    if not a.no_nltk:
+        pred, seconds, train_s = nltk_row(data["train"], gold, a.repeat)
+        add("NLTK averaged perceptron", pred, seconds, None, train_seconds=round(train_s, 1))
+
+    full_speed = rows[0]["tokens_per_s"]
+    for r in rows:
+        r["speedup"] = r["tokens_per_s"] / full_speed
+    whole = command_speed(a.dynamic, test, a.repeat)
+    print(f"\nen_ewt {a.split}, {tokens} words, gold tokens; tagging speed on one core (best of {a.repeat}); "
+          f"dynamic model {a.dynamic}\n")
+    print("| model | XPOS | UPOS | XPOS unseen | templates | tokens/s | speed-up |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        t = "-" if r["templates"] is None else f"{r['templates']:.2f}"
+        print(f"| {r['row']} | {r['xpos']:.2f} | {r['upos']:.2f} | {r['unseen_xpos']:.2f} | {t} | "
+              f"{r['tokens_per_s']:,.0f} | {r['speedup']:.2f}x |")
+    print(f"\nwhole command `nlpipe pos --model {a.dynamic} < {Path(test).name} > /dev/null`: "
+          f"{whole:.2f} s = {tokens / whole:,.0f} tokens/s")
+    if a.json:
+        print(json.dumps({"rows": rows, "command_seconds": whole, "tokens": tokens}))
+
+
+if __name__ == "__main__":
+    main()
