@@ -1,0 +1,193 @@
+"""Stand-in stages for the annotate, parallel, distributed and robustness tests.
+
+They let the pipeline machinery be tested before (and independently of) the real pos/parse/ner
+models: small deterministic stages registered in ``nlpipe.stage.ARCHS`` with model directories in a
+temporary folder. Every model option sits in the model's ``config.json`` so worker processes, Dask
+workers and subprocesses (through :func:`subprocess_env`) load exactly the same stand-ins.
+
+- pos (``standin-pos.v1``): UPOS from the form's shape, XPOS ``L<length>``; windowable.
+- parse (``standin-parse.v1``): each word's head is the previous word; needs UPOS (fails without).
+- ner (``standin-ner.v1``): reads whole documents: MISC ``Doc=<sentence number in its document>``
+  and ``NE=B-X`` on capitalised words after the first.
+
+Options in the model block: ``delay`` (seconds per sentence), ``max_len``, ``fail_marker`` (fail
+once, while that file does not exist, then create it), ``load_log`` (append the pid at each load).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from itertools import islice
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List
+
+from nlpipe.conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
+from nlpipe.stage import write_config
+
+MODULE = "test_annotate_standins"
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+STANDIN_ARCHS = {
+    "standin-pos.v1": f"{MODULE}:load",
+    "standin-parse.v1": f"{MODULE}:load",
+    "standin-ner.v1": f"{MODULE}:load",
+}
+STAGE_OF = {"standin-pos.v1": "pos", "standin-parse.v1": "parse", "standin-ner.v1": "ner"}
+
+
+class Standin:
+    """Base: batches of 3 sentences (like a real stage that reads ahead), optional delay and failure."""
+
+    requires: frozenset = frozenset()
+    provides: frozenset = frozenset()
+
+    def __init__(self, name: str, options: Dict[str, Any]):
+        self.name = name
+        self.delay = float(options.get("delay", 0))
+        self.max_len = options.get("max_len")
+        self.fail_marker = options.get("fail_marker")
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        it = iter(sentences)
+        while True:
+            batch = list(islice(it, 3))
+            if not batch:
+                return
+            for s in batch:
+                self._maybe_fail()
+                if self.delay:
+                    time.sleep(self.delay)
+                self.fill(s)
+            yield from batch
+
+    def _maybe_fail(self) -> None:
+        if self.fail_marker and not os.path.exists(self.fail_marker):
+            Path(self.fail_marker).write_text("failed once\n")
+            raise RuntimeError("stand-in failure (first try)")
+
+    def fill(self, sentence: Sentence) -> None:
+        raise NotImplementedError
+
+
+class Tagger(Standin):
+    windowable = True
+
+    def fill(self, sentence: Sentence) -> None:
+        for w in sentence.words:
+            f = w[FORM]
+            w[UPOS] = "PROPN" if f[:1].isupper() else "NOUN" if f[:1].isalnum() else "PUNCT"
+            w[XPOS] = f"L{len(f)}"
+
+
+class Parser(Standin):
+    def fill(self, sentence: Sentence) -> None:
+        for i, w in enumerate(sentence.words):
+            if w[UPOS] == "_":
+                raise RuntimeError("stand-in parser needs UPOS")
+            w[HEAD] = str(i)
+            w[DEPREL] = "root" if i == 0 else "dep:" + w[UPOS].lower()
+
+
+class DocTagger(Standin):
+    document = True
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        self._k = 0
+        return super().annotate(sentences)
+
+    def fill(self, sentence: Sentence) -> None:
+        if sentence.meta("newdoc") is not None:
+            self._k = 0
+        self._k += 1
+        for i, w in enumerate(sentence.words):
+            misc = misc_set(w[MISC], "Doc", str(self._k))
+            w[MISC] = misc_set(misc, "NE", "B-X" if i and w[FORM][:1].isupper() else None)
+
+
+CLASSES = {"pos": Tagger, "parse": Parser, "ner": DocTagger}
+
+
+def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> Standin:
+    """The loader named in ARCHS for every stand-in."""
+    model = config.get("model", {})
+    if model.get("load_log"):
+        with open(model["load_log"], "a") as f:
+            f.write(f"{os.getpid()}\n")
+    stage = STAGE_OF[config["arch"]]
+    return CLASSES[stage](stage, model)
+
+
+def make_model(root: Path, stage: str, **options: Any) -> Path:
+    """Write a stand-in model directory for ``stage`` under ``root``; returns its path."""
+    name = f"standin-{stage}" + "".join(f"-{k}{v}" for k, v in sorted(options.items()) if k != "load_log"
+                                        and k != "fail_marker")
+    path = root / name
+    write_config(path, {"stage": stage, "arch": f"standin-{stage}.v1", "model": options})
+    return path
+
+
+def install(root: Path, monkeypatch: Any = None, stages: Iterable[str] = ("pos", "parse", "ner"),
+            **options: Any) -> Dict[str, Path]:
+    """Register the stand-ins and make them the default models of ``stages`` (through ``monkeypatch``
+    when given, so the test undoes it). Returns the model directory of each stage."""
+    from nlpipe import stage as registry
+
+    dirs = {s: make_model(root, s, **options) for s in stages}
+    for arch, target in STANDIN_ARCHS.items():
+        if monkeypatch is not None:
+            monkeypatch.setitem(registry.ARCHS, arch, target)
+        else:
+            registry.ARCHS[arch] = target
+    for s, d in dirs.items():
+        if monkeypatch is not None:
+            monkeypatch.setitem(registry.DEFAULT_MODELS, s, [str(d)])
+        else:
+            registry.DEFAULT_MODELS[s] = [str(d)]
+    return dirs
+
+
+def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "parse", "ner"),
+                   **options: Any) -> Dict[str, str]:
+    """Environment for a subprocess (``nlpipe ...``, make) in which the stand-ins are installed:
+    a ``sitecustomize`` module on PYTHONPATH calls :func:`install` at start-up."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        f"import {MODULE} as m\n"
+        "from pathlib import Path\n"
+        "m.install(Path(os.environ['NLPIPE_STANDINS']), stages=json.loads(os.environ['NLPIPE_STANDIN_STAGES']),"
+        " **json.loads(os.environ['NLPIPE_STANDIN_OPTIONS']))\n")
+    import json
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["NLPIPE_STANDINS"] = str(root)
+    env["NLPIPE_STANDIN_STAGES"] = json.dumps(list(stages))
+    env["NLPIPE_STANDIN_OPTIONS"] = json.dumps(options)
+    return env
+
+
+def test_standins_load_through_the_registry(tmp_path, monkeypatch):
+    from nlpipe.conllu_io import parse_string
+    from nlpipe.stage import load_stage
+
+    install(tmp_path, monkeypatch)
+    sents = parse_string("1\tA\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdog\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    for stage in ("pos", "parse", "ner"):
+        sents = list(load_stage(stage).annotate(sents))
+    assert [w[UPOS] for w in sents[0].words] == ["PROPN", "NOUN"]
+    assert [w[HEAD] for w in sents[0].words] == ["0", "1"]
+    assert sents[0].words[0][MISC] == "Doc=1"
+
+
+def test_standin_parser_fails_without_pos(tmp_path, monkeypatch):
+    import pytest
+    from nlpipe.conllu_io import parse_string
+    from nlpipe.stage import load_stage
+
+    install(tmp_path, monkeypatch)
+    with pytest.raises(RuntimeError):
+        list(load_stage("parse").annotate(parse_string("1\tA\t_\t_\t_\t_\t_\t_\t_\t_\n\n")))
