@@ -289,8 +289,9 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
                 yield Chunk(path, first, b"".join(buf[:start]), position=position)
                 buf = buf[start:]
                 first, n, start = start_line, 1, 0
-    if buf:
-        yield Chunk(path, first, b"".join(buf), position=position)
+    if not buf:
+        raise InputError(path, None, "empty input: no sentences")
+    yield Chunk(path, first, b"".join(buf), position=position)
 
 
 def sentence_chunks(sentences: Iterable[Sentence], path: str, batch: int, document: bool = False,
@@ -486,14 +487,14 @@ class Annotator:
     """Runs a :class:`PipelineSpec` over inputs with ``jobs`` processes; reusable across files."""
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
-                 warn: Warn = print_warning):
+                 warn: Optional[Warn] = None):
         if batch < 1:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
             raise NlpipeError(f"--jobs must be at least 1, not {jobs}")
         self.spec = spec
         self.batch = batch
-        self.warn = warn
+        self.warn = warn or print_warning
         self.wants_tokenize = "tokenize" in spec.stages
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)

@@ -1,0 +1,291 @@
+"""Robustness of `nlpipe annotate`: broken pipes, Ctrl-C, malformed input (and --skip-bad), model
+files that are truncated or carry a pickle payload, and a property test of the CoNLL-U reader."""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli
+from nlpipe.conllu_io import read_conllu, to_string
+from nlpipe.errors import InputError, ModelError
+from nlpipe.pipeline import Chunk, conllu_chunks, parse_chunk
+from nlpipe.stage import MODELS_DIR, load_stage
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = (REPO / "data" / "sample.txt").read_text(encoding="utf-8")
+NL = [sys.executable, "-m", "nlpipe.cli"]
+
+
+def sentences(n: int, bad_at: int = 0) -> str:
+    out = []
+    for k in range(1, n + 1):
+        rows = [f"# sent_id = s{k}", f"# text = w{k} x"] + [f"1\tw{k}\t_\t_\t_\t_\t0\troot\t_\t_",
+                                                          "2\tx\t_\t_\t_\t_\t1\tdep\t_\t_"]
+        if k == bad_at:
+            rows[3] = "2\tx\t_\t_\t_"
+        out.append("\n".join(rows) + "\n\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# | head, Ctrl-C
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_broken_pipe_is_quiet(tmp_path, jobs):
+    src = tmp_path / "big.txt"
+    src.write_text((SAMPLE + "\n") * 200, encoding="utf-8")
+    r = subprocess.run(" ".join(NL) + f" annotate --jobs {jobs} --batch 16 {src} | head -3", shell=True,
+                       capture_output=True, timeout=300)
+    assert r.stdout.decode().splitlines() == ["# newdoc", "# newpar", "# sent_id = big-1"]
+    assert r.stderr == b""
+    time.sleep(0.5)
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(src) not in left  # no worker outlives the run
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_leaves_no_partial_output(tmp_path, jobs):
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.conllu"
+    proc = subprocess.Popen(NL + ["annotate", "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "w", encoding="utf-8") as w:
+        w.write(SAMPLE * 3)  # several chunks are written to the temporary file ...
+        w.flush()
+        time.sleep(3)      # ... while the input stays open: the run waits for more
+        assert proc.poll() is None
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == b"nlpipe: interrupted"  # (click puts a newline first)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed input, --skip-bad
+
+def test_malformed_sentence_in_a_later_chunk_names_file_and_line(tmp_path):
+    src = tmp_path / "in.conllu"
+    text = sentences(30, bad_at=23)
+    src.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("2\tx\t_\t_\t_") + 1
+    out = tmp_path / "out.conllu"
+    r = run_cli("annotate", "--stages", "tokenize", "--batch", "4", str(src), "-o", str(out))
+    assert r.returncode == 2
+    assert r.stderr.decode() == f"nlpipe: error: {src}:{line}: expected 10 tab-separated columns, found 5: '2\\tx\\t_\\t_\\t_'\n"
+    assert not out.exists()
+
+
+def test_invalid_utf8_in_a_later_chunk_names_its_line(tmp_path):
+    src = tmp_path / "in.conllu"
+    data = sentences(20).encode()
+    line = 37
+    lines = data.split(b"\n")
+    lines[line - 1] = lines[line - 1].replace(b"x", b"\xff")
+    src.write_bytes(b"\n".join(lines))
+    r = run_cli("annotate", "--stages", "tokenize", "--batch", "2", str(src))
+    assert r.returncode == 2 and r.stderr.decode().startswith(f"nlpipe: error: {src}:{line}: invalid UTF-8 (byte 0xff)")
+
+
+def test_skip_bad_passes_the_bad_sentence_through_and_goes_on(tmp_path):
+    src = tmp_path / "in.conllu"
+    text = sentences(30, bad_at=23)
+    src.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("2\tx\t_\t_\t_") + 1
+    r = run_cli("annotate", "--stages", "tokenize", "--skip-bad", "--batch", "4", str(src))
+    assert r.returncode == 0
+    assert r.stdout.decode() == text
+    assert r.stderr.decode() == (f"nlpipe: warning: {src}:{line}: expected 10 tab-separated columns, found 5: "
+                                 "'2\\tx\\t_\\t_\\t_'; passed through unchanged (--skip-bad)\n")
+
+
+def test_skip_bad_recovers_at_the_next_blank_line():
+    text = sentences(2) + "# sent_id = joined\n1\ta\t_\t_\t_\t_\t_\t_\t_\t_\n# stray comment\n1\tb\t_\t_\t_\t_\t_\t_\t_\t_\n\n" + sentences(1)
+    warnings = []
+    items = parse_chunk(Chunk("x", data=text.encode()), True, warnings.append)
+    assert "".join(i.to_string() for i in items) == text
+    assert [type(i).__name__ for i in items] == ["Sentence", "Sentence", "Verbatim", "Sentence"]
+    assert warnings == ["x:13: comment line inside a sentence (expected a blank line first); "
+                        "passed through unchanged (--skip-bad)"]
+    bad = b"1\tb\xff\t_\t_\t_\t_\t_\t_\t_\t_\n\n" + sentences(1).encode()
+    items = parse_chunk(Chunk("y", first_line=5, data=bad), True, warnings.append)
+    assert warnings[-1].startswith("y:5: invalid UTF-8") and len(items) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files: truncated, wrong, or carrying a pickle payload
+
+class Payload:
+    """Unpickling this runs code: it creates the file named by ``path``."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+@pytest.fixture
+def tokenizer_copy(tmp_path):
+    model = tmp_path / "tok"
+    shutil.copytree(MODELS_DIR / "tokenize-rules-ewt", model)
+    return model
+
+
+def test_truncated_tokenizer_model(tmp_path, tokenizer_copy):
+    punkt = tokenizer_copy / "punkt.json"
+    punkt.write_bytes(punkt.read_bytes()[:1000])
+    r = run_cli("annotate", "--model", f"tokenize={tokenizer_copy}", str(REPO / "data" / "sample.txt"),
+                "-o", str(tmp_path / "out.conllu"))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr
+    assert r.stderr.decode().startswith(f"nlpipe: error: {tokenizer_copy}: corrupt tokenizer parameters")
+    assert not (tmp_path / "out.conllu").exists()
+
+
+@pytest.mark.parametrize("name", ["punkt.json", "words.json", "config.json"])
+def test_pickle_payload_in_tokenizer_json_is_not_run(tmp_path, tokenizer_copy, name):
+    marker = tmp_path / "pwned"
+    (tokenizer_copy / name).write_bytes(pickle.dumps(Payload(str(marker))))
+    with pytest.raises(ModelError):
+        load_stage("tokenize", str(tokenizer_copy))
+    assert not marker.exists()
+
+
+def test_wrong_model_version(tmp_path, tokenizer_copy):
+    config = tokenizer_copy / "config.json"
+    config.write_text(config.read_text().replace('"format": 1', '"format": 99'))
+    with pytest.raises(ModelError, match="model format 99"):
+        load_stage("tokenize", str(tokenizer_copy))
+
+
+def test_numpy_weights_refuse_pickled_objects(tmp_path):
+    """The contract every .npy/.npz weight file is read under: allow_pickle=False."""
+    marker = tmp_path / "pwned"
+    path = tmp_path / "weights.npz"
+    np.savez(path, w=np.array([Payload(str(marker))], dtype=object))
+    with pytest.raises(ValueError), np.load(path, allow_pickle=False) as z:
+        z["w"]
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist() == ["w.npy"]
+    assert not marker.exists()
+
+
+def test_torch_weights_refuse_pickled_objects(tmp_path):
+    """The contract every torch weight file is read under: weights_only=True."""
+    torch = pytest.importorskip("torch")
+    marker = tmp_path / "pwned"
+    path = tmp_path / "weights.pt"
+    torch.save({"w": torch.zeros(2), "evil": Payload(str(marker))}, path)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path, map_location="cpu", weights_only=True)
+    path.write_bytes(path.read_bytes()[:100])  # truncated
+    with pytest.raises(Exception):
+        torch.load(path, map_location="cpu", weights_only=True)
+    assert not marker.exists()
+
+
+def unsafe_loads(source: str):
+    """(line, what) of calls in ``source`` that could unpickle: torch.load without weights_only=True,
+    np.load without allow_pickle=False, and any pickle/dill/joblib/cloudpickle load."""
+    safe = {"torch": ("weights_only", True), "np": ("allow_pickle", False), "numpy": ("allow_pickle", False)}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)):
+            continue
+        module, name = node.func.value.id, node.func.attr
+        if module in ("pickle", "dill", "joblib", "cloudpickle") and name in ("load", "loads"):
+            yield node.lineno, f"{module}.{name}"
+        elif module in safe and name == "load":
+            key, value = safe[module]
+            if not any(k.arg == key and isinstance(k.value, ast.Constant) and k.value.value is value
+                       for k in node.keywords):
+                yield node.lineno, f"{module}.load without {key}={value}"
+
+
+def test_the_unpickling_scan_finds_unsafe_calls():
+    found = list(unsafe_loads("import torch, pickle\ntorch.load(p)\nnp.load(Path(a), allow_pickle=False)\n"
+                              "torch.load(Path(p), weights_only=True)\npickle.loads(b)\nnp.load(x)\n"))
+    assert [line for line, _ in found] == [2, 5, 6]
+
+
+def test_no_loader_in_the_package_can_unpickle():
+    found = []
+    for path in sorted((REPO / "nlpipe").rglob("*.py")):
+        for line, what in unsafe_loads(path.read_text(encoding="utf-8")):
+            found.append(f"{path.relative_to(REPO)}:{line}: {what}")
+    assert found == []
+
+
+@pytest.mark.parametrize("stage, weights", [("ner", "weights.npz"), ("parse", "weights.pt")])
+def test_stage_weights_with_a_pickle_payload_give_a_model_error(tmp_path, stage, weights):
+    """Each shipped default model of a neural stage, with its weights replaced by a payload."""
+    from nlpipe.stage import DEFAULT_MODELS
+
+    shipped = [MODELS_DIR / m for m in DEFAULT_MODELS.get(stage, []) if (MODELS_DIR / m / weights).is_file()]
+    if not shipped:
+        pytest.skip(f"no shipped {stage} model with {weights} yet")
+    model = tmp_path / "model"
+    shutil.copytree(shipped[0], model)
+    marker = tmp_path / "pwned"
+    (model / weights).write_bytes(pickle.dumps(Payload(str(marker))))
+    with pytest.raises(ModelError):
+        load_stage(stage, str(model))
+    (model / weights).write_bytes((shipped[0] / weights).read_bytes()[:200])
+    with pytest.raises(ModelError):
+        load_stage(stage, str(model))
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Property test: random CoNLL-U-like text
+
+FIELD = st.sampled_from(["_", "a", "b=c", "NOUN", "0", "1", "2", "3", "x y", "", "é", "root", "SpaceAfter=No"])
+ID = st.sampled_from(["1", "2", "3", "4", "1-2", "2-3", "1.1", "2.1", "0", "x", "10"])
+LINE = st.one_of(
+    st.builds(lambda i, f: "\t".join([i] + f), ID, st.lists(FIELD, min_size=8, max_size=11)),
+    st.sampled_from(["", "", "# sent_id = a", "# text = a b", "#", "\ufeff# x", "\r", "\x00", " "]),
+    st.text(alphabet="ab\t #_1", max_size=12),
+)
+TEXT = st.builds(lambda lines, end: "\n".join(lines) + end, st.lists(LINE, min_size=0, max_size=25),
+                 st.sampled_from(["", "\n", "\n\n", "\r\n"]))
+
+
+def read_all(text: str):
+    return list(read_conllu(io.StringIO(text, newline="\n"), "f"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT, st.integers(1, 4))
+def test_reader_round_trips_or_raises_input_error(text, batch):
+    try:
+        sents = read_all(text)
+    except InputError as e:
+        whole = (e.line, e.message)
+        assert e.path == "f" and (e.line is None or 1 <= e.line <= text.count("\n") + 1)
+    else:
+        whole = None
+        assert to_string(sents) == text
+    # the chunked path (what annotate and its workers read) agrees: same bytes or the same error
+    data = text.encode("utf-8")
+    try:
+        items = [i for c in conllu_chunks(io.BytesIO(data), "f", batch) for i in parse_chunk(c, False, print)]
+    except InputError as e:
+        assert whole == (e.line, e.message)
+    else:
+        assert whole is None and "".join(i.to_string() for i in items) == text
