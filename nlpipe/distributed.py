@@ -75,9 +75,9 @@ def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[
         warn(f"{result['skipped']} of {len(pairs)} output files exist in {out_dir}; not redone")
     if not todo:
         return result
+    client = _client(address)
     from distributed import as_completed
 
-    client = _client(address)
     failed: List[Tuple[str, str]] = []
     try:
         with Progress("annotate", len(todo), "files", "tokens", progress) as prog:

@@ -16,11 +16,10 @@ once, while that file does not exist, then create it), ``load_log`` (append the 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List
+from typing import Any, Dict, Iterable, Iterator
 
 from nlpipe.conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
 from nlpipe.stage import write_config
@@ -131,9 +130,15 @@ def install(root: Path, monkeypatch: Any = None, stages: Iterable[str] = ("pos",
             **options: Any) -> Dict[str, Path]:
     """Register the stand-ins and make them the default models of ``stages`` (through ``monkeypatch``
     when given, so the test undoes it). Returns the model directory of each stage."""
+    dirs = {s: make_model(root, s, **options) for s in stages}
+    register(dirs, monkeypatch)
+    return dirs
+
+
+def register(dirs: Dict[str, Path], monkeypatch: Any = None) -> None:
+    """Add the stand-in architectures and make ``dirs`` (stage -> model dir) the default models."""
     from nlpipe import stage as registry
 
-    dirs = {s: make_model(root, s, **options) for s in stages}
     for arch, target in STANDIN_ARCHS.items():
         if monkeypatch is not None:
             monkeypatch.setitem(registry.ARCHS, arch, target)
@@ -144,7 +149,6 @@ def install(root: Path, monkeypatch: Any = None, stages: Iterable[str] = ("pos",
             monkeypatch.setitem(registry.DEFAULT_MODELS, s, [str(d)])
         else:
             registry.DEFAULT_MODELS[s] = [str(d)]
-    return dirs
 
 
 def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "parse", "ner"),
