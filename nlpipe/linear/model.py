@@ -105,17 +105,22 @@ class TemplatedModel:
         return int(sum(np.count_nonzero(w) for w in self.weights))
 
     def save(self, model_dir: Path) -> None:
-        """Write ``weights.npz`` (sparse float16 entries) and ``vocab.json`` into ``model_dir``."""
+        """Write ``weights.npz`` (all templates concatenated, sparse float16) and ``vocab.json``."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        arrays = {}
-        for j, (k, w) in enumerate(zip(self.keys, self.weights)):
+        rows, cols, vals, entries = [], [], [], [0]
+        for w in self.weights:
             r, c = np.nonzero(w)
-            arrays[f"keys{j}"] = k
-            arrays[f"row{j}"] = r.astype(np.int32)
-            arrays[f"col{j}"] = c.astype(np.int16)
-            arrays[f"val{j}"] = w[r, c].astype(np.float16)
-        np.savez(model_dir / WEIGHTS_FILE, **arrays)
+            rows.append(r.astype(np.int32))
+            cols.append(c.astype(np.int16))
+            vals.append(w[r, c].astype(np.float16))
+            entries.append(entries[-1] + len(r))
+        cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
+        np.savez(model_dir / WEIGHTS_FILE,
+                 keys=cat(self.keys, np.int64),
+                 key_offsets=np.cumsum([0] + [len(k) for k in self.keys]).astype(np.int64),
+                 entry_offsets=np.asarray(entries, dtype=np.int64),
+                 row=cat(rows, np.int32), col=cat(cols, np.int16), val=cat(vals, np.float16))
         vocab = {"labels": self.labels, "templates": self.template_names,
                  "attributes": self.attributes.to_json()}
         with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
@@ -130,20 +135,24 @@ class TemplatedModel:
                 vocab = json.load(f)
             labels, names = vocab["labels"], vocab["templates"]
             attributes = Attributes.from_json(vocab["attributes"])
-            L = len(labels)
-            keys, weights = [], []
+            L, k = len(labels), len(names)
             with np.load(model_dir / WEIGHTS_FILE, allow_pickle=False) as z:
-                for j in range(len(names)):
-                    k = z[f"keys{j}"]
-                    r, c, v = z[f"row{j}"], z[f"col{j}"], z[f"val{j}"]
-                    if k.dtype != np.int64 or not (len(r) == len(c) == len(v)):
-                        raise ValueError(f"template {j}: inconsistent arrays")
-                    w = np.zeros((len(k) + 1, L), dtype=np.float32)
-                    if len(r) and (r.min() < 0 or r.max() > len(k) or c.min() < 0 or c.max() >= L):
-                        raise ValueError(f"template {j}: entry out of range")
-                    w[r, c] = v
-                    keys.append(k)
-                    weights.append(w)
+                all_keys, koff, eoff = z["keys"], z["key_offsets"], z["entry_offsets"]
+                row, col, val = z["row"], z["col"], z["val"]
+            if all_keys.dtype != np.int64 or koff.shape != (k + 1,) or eoff.shape != (k + 1,) \
+                    or not (len(row) == len(col) == len(val) == eoff[-1]) or koff[-1] != len(all_keys) \
+                    or np.any(np.diff(koff) < 0) or np.any(np.diff(eoff) < 0) or koff[0] or eoff[0]:
+                raise ValueError("inconsistent arrays")
+            keys, weights = [], []
+            for j in range(k):
+                kj = all_keys[koff[j]:koff[j + 1]]
+                r, c, v = row[eoff[j]:eoff[j + 1]], col[eoff[j]:eoff[j + 1]], val[eoff[j]:eoff[j + 1]]
+                if len(r) and (r.min() < 0 or r.max() > len(kj) or c.min() < 0 or c.max() >= L):
+                    raise ValueError(f"template {j}: entry out of range")
+                w = np.zeros((len(kj) + 1, L), dtype=np.float32)
+                w.ravel()[r.astype(np.int64) * L + c] = v
+                keys.append(kj)
+                weights.append(w)
             return cls(labels, attributes, names, keys, weights)
         except FileNotFoundError as e:
             raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None
