@@ -69,7 +69,6 @@ def standins(tmp_path, monkeypatch):
 def test_chain_equals_the_shell_pipe_of_single_stage_commands(tmp_path):
     """Real subprocesses: `nlpipe tokenize | nlpipe pos | nlpipe parse | nlpipe ner` vs `nlpipe annotate`."""
     env = subprocess_env(tmp_path, tmp_path / "models")
-    (tmp_path / "models").mkdir()
     src = tmp_path / "a.txt"
     src.write_text(TEXT, encoding="utf-8")
     nl = [sys.executable, "-m", "nlpipe.cli"]

@@ -117,11 +117,15 @@ def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> Standin:
     return CLASSES[stage](stage, model)
 
 
+def model_path(root: Path, stage: str, **options: Any) -> Path:
+    """Where :func:`make_model` puts the stand-in model for ``stage`` with ``options``."""
+    return root / (f"standin-{stage}" + "".join(f"-{k}{v}" for k, v in sorted(options.items())
+                                                 if k not in ("load_log", "fail_marker")))
+
+
 def make_model(root: Path, stage: str, **options: Any) -> Path:
     """Write a stand-in model directory for ``stage`` under ``root``; returns its path."""
-    name = f"standin-{stage}" + "".join(f"-{k}{v}" for k, v in sorted(options.items()) if k != "load_log"
-                                        and k != "fail_marker")
-    path = root / name
+    path = model_path(root, stage, **options)
     write_config(path, {"stage": stage, "arch": f"standin-{stage}.v1", "model": options})
     return path
 
@@ -153,8 +157,10 @@ def register(dirs: Dict[str, Path], monkeypatch: Any = None) -> None:
 
 def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "parse", "ner"),
                    **options: Any) -> Dict[str, str]:
-    """Environment for a subprocess (``nlpipe ...``, make) in which the stand-ins are installed:
-    a ``sitecustomize`` module on PYTHONPATH calls :func:`install` at start-up."""
+    """Environment for a subprocess (``nlpipe ...``, make) in which the stand-ins are installed: the
+    models are written here, and a ``sitecustomize`` module on PYTHONPATH registers them at start-up."""
+    for s in stages:
+        make_model(root, s, **options)
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(
@@ -162,8 +168,8 @@ def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "
         f"sys.path.insert(0, {str(TESTS)!r})\n"
         f"import {MODULE} as m\n"
         "from pathlib import Path\n"
-        "m.install(Path(os.environ['NLPIPE_STANDINS']), stages=json.loads(os.environ['NLPIPE_STANDIN_STAGES']),"
-        " **json.loads(os.environ['NLPIPE_STANDIN_OPTIONS']))\n")
+        "root, options = Path(os.environ['NLPIPE_STANDINS']), json.loads(os.environ['NLPIPE_STANDIN_OPTIONS'])\n"
+        "m.register({s: m.model_path(root, s, **options) for s in json.loads(os.environ['NLPIPE_STANDIN_STAGES'])})\n")
     import json
 
     env = dict(os.environ)
