@@ -1,0 +1,163 @@
+"""Training loop for the neural sequence taggers: length-bucketed batches, Adam, best-on-dev.
+
+Sequences are sentences, or whole documents (``--context document``) whose sentence boundaries are
+kept so that scores and output stay per sentence.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from ..decode import chain
+from ..metrics import span_scores
+from .features import Vocab, shape_ids
+from .tagger import NeuralTagger
+
+
+@dataclass
+class Sequence_:
+    """One training/eval unit: words, gold BIO tags, and the start offsets of its sentences."""
+    words: List[str]
+    tags: List[str]
+    starts: List[int]
+
+
+def make_sequences(sentences: Sequence[Tuple[List[str], List[str], bool]], document: bool,
+                   max_len: int = 2000) -> List[Sequence_]:
+    """Group ``(words, tags, starts_new_document)`` sentences into units (documents capped at ``max_len``)."""
+    out: List[Sequence_] = []
+    for words, tags, newdoc in sentences:
+        if not words:
+            continue
+        cur = out[-1] if out else None
+        if document and cur is not None and not newdoc and len(cur.words) + len(words) <= max_len:
+            cur.starts.append(len(cur.words))
+            cur.words.extend(words)
+            cur.tags.extend(tags)
+        else:
+            out.append(Sequence_(list(words), list(tags), [0]))
+    return out
+
+
+def batches(lengths: Sequence[int], batch_tokens: int, shuffle: bool, rng: random.Random) -> Iterator[List[int]]:
+    """Index batches of similar length holding about ``batch_tokens`` tokens (padded) each."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], rng.random() if shuffle else 0))
+    chunks: List[List[int]] = []
+    cur: List[int] = []
+    for i in order:
+        if cur and (len(cur) + 1) * max(lengths[cur[-1]], lengths[i]) > batch_tokens:
+            chunks.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        chunks.append(cur)
+    if shuffle:
+        rng.shuffle(chunks)
+    yield from chunks
+
+
+def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dict[str, int]],
+              device: torch.device) -> Tuple[torch.Tensor, ...]:
+    """Padded ``(words, shapes, tags, mask)`` tensors (tags all 0 when ``label_index`` is None)."""
+    n = max(len(s.words) for s in seqs)
+    w = np.zeros((len(seqs), n), dtype=np.int64)
+    sh = np.zeros((len(seqs), n), dtype=np.int64)
+    t = np.zeros((len(seqs), n), dtype=np.int64)
+    for i, s in enumerate(seqs):
+        k = len(s.words)
+        w[i, :k] = vocab.ids(s.words)
+        sh[i, :k] = shape_ids(s.words)
+        if label_index is not None:
+            t[i, :k] = [label_index[x] for x in s.tags]
+    mask = sh > 0
+    return tuple(torch.as_tensor(a, device=device) for a in (w, sh, t, mask))
+
+
+def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], device: torch.device,
+                 batch_tokens: int = 8000) -> List[List[str]]:
+    """Predicted BIO tags per sentence (document units split back, each sentence repaired)."""
+    model.eval()
+    labels = model.labels
+    crf = model.crf.chain() if model.crf is not None else None
+    out: Dict[int, List[str]] = {}
+    rng = random.Random(0)
+    for idx in batches([len(s.words) for s in seqs], batch_tokens, False, rng):
+        words, shapes, _, mask = tensorize([seqs[i] for i in idx], vocab, None, device)
+        lengths = mask.sum(1).cpu().numpy()
+        ids = chain.decode(model.predict(words, shapes, mask), lengths, labels, crf)
+        for row, i in enumerate(idx):
+            out[i] = [labels[j] for j in ids[row, :lengths[row]]]
+    tags: List[List[str]] = []
+    for i, s in enumerate(seqs):
+        bounds = s.starts + [len(s.words)]
+        for a, b in zip(bounds, bounds[1:]):
+            tags.append(_repair(out[i][a:b]))
+    return tags
+
+
+def _repair(tags: List[str]) -> List[str]:
+    """A sentence cut from a document may start inside an entity: make it B-."""
+    if tags and tags[0].startswith("I-"):
+        tags = ["B-" + tags[0][2:]] + tags[1:]
+    return tags
+
+
+def span_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
+    """conlleval entity F1 (x100) over sentences (:func:`nlpipe.metrics.span_scores`)."""
+    return 100.0 * span_scores(gold, pred)[0].f1
+
+
+def gold_sentences(seqs: Sequence[Sequence_]) -> List[List[str]]:
+    out = []
+    for s in seqs:
+        bounds = s.starts + [len(s.words)]
+        out.extend(s.tags[a:b] for a, b in zip(bounds, bounds[1:]))
+    return out
+
+
+def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev: List[Sequence_],
+                 epochs: int, lr: float, batch_tokens: int, device: torch.device, seed: int = 1,
+                 patience: int = 15, log: Callable[[str], None] = print,
+                 time_limit: Optional[float] = None) -> Dict[str, Any]:
+    """Train ``model`` in place, keeping the weights of the best dev-F1 epoch; returns a summary."""
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    label_index = {t: i for i, t in enumerate(model.labels)}
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.9))
+    gold = gold_sentences(dev)
+    best: Dict[str, Any] = {"dev_f1": -1.0, "epoch": 0}
+    best_state = copy.deepcopy(model.state_dict())
+    lengths = [len(s.words) for s in train]
+    t0 = time.time()
+    for epoch in range(1, epochs + 1):
+        model.train()
+        total, n = 0.0, 0
+        for idx in batches(lengths, batch_tokens, True, rng):
+            words, shapes, tags, mask = tensorize([train[i] for i in idx], vocab, label_index, device)
+            loss = model.loss(words, shapes, tags, mask)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            total += float(loss) * len(idx)
+            n += len(idx)
+        f1 = span_f1(gold, predict_tags(model, vocab, dev, device))
+        log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  dev F1 {f1:.2f}  {time.time() - t0:.0f}s")
+        if f1 > best["dev_f1"]:
+            best = {"dev_f1": round(f1, 2), "epoch": epoch}
+            best_state = copy.deepcopy(model.state_dict())
+        elif epoch - best["epoch"] >= patience:
+            break
+        if time_limit is not None and time.time() - t0 > time_limit:
+            log("time limit reached")
+            break
+    model.load_state_dict(best_state)
+    best["seconds"] = round(time.time() - t0, 1)
+    return best

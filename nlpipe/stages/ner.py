@@ -1,0 +1,252 @@
+"""Named-entity recognition stage: ID-CNN (or Bi-LSTM) taggers writing MISC ``NE=B-PER`` tags.
+
+Inference of an ID-CNN on the CPU runs in numpy (:mod:`nlpipe.neural.idcnn_numpy`) so that the
+filter starts without importing torch; Bi-LSTM models and ``device=cuda`` use torch. Sentences are
+streamed in chunks; each chunk is length-sorted into batches and decoded in one vectorised call
+(greedy + BIO repair, or CRF Viterbi). ``--context document`` models see whole documents
+(``# newdoc`` comments) and still write per sentence. Training lives in :data:`train_command`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import click
+import numpy as np
+
+from ..conllu_io import MISC, Sentence, misc_set
+from ..corpora import set_ner_tags
+from ..decode import chain
+from ..errors import ModelError, NlpipeError
+from ..neural.features import Vocab, shape_ids
+
+WEIGHTS = "weights.npz"
+WORDS = "words.txt"
+
+
+def _load_arrays(model_dir: Path) -> Dict[str, np.ndarray]:
+    path = Path(model_dir) / WEIGHTS
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise ModelError(f"{model_dir}: model has no {WEIGHTS}") from None
+    except Exception as e:  # truncated zip, bad header, ...
+        raise ModelError(f"{path}: corrupt weights ({type(e).__name__}: {e})") from None
+
+
+def _load_vocab(model_dir: Path) -> Vocab:
+    path = Path(model_dir) / WORDS
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(f"{model_dir}: model has no {WORDS}") from None
+    words = text.split("\n")
+    if words and words[-1] == "":
+        words.pop()
+    return Vocab(words[2:])  # the file lists <pad> and <unk> first
+
+
+def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
+           max_doc_tokens: int) -> Iterator[List[List[Sentence]]]:
+    """Chunks of units (a unit = one sentence, or one document's sentences) to run as one batch."""
+    chunk: List[List[Sentence]] = []
+    n = 0
+    unit: List[Sentence] = []
+    unit_len = 0
+    for s in sentences:
+        if document:
+            newdoc = s.meta("newdoc id") is not None or s.meta("newdoc") is not None
+            if unit and (newdoc or unit_len + len(s.words) > max_doc_tokens):
+                chunk.append(unit)
+                n += len(unit)
+                unit, unit_len = [], 0
+            unit.append(s)
+            unit_len += len(s.words)
+        else:
+            chunk.append([s])
+            n += 1
+        if n >= max_sents:
+            yield chunk
+            chunk, n = [], 0
+    if unit:
+        chunk.append(unit)
+    if chunk:
+        yield chunk
+
+
+class NERStage:
+    """The ``ner`` stage: ``annotate`` writes MISC ``NE=`` (and ``NEProb=`` when ``probs``)."""
+
+    name = "ner"
+    requires = frozenset({"tokenize"})
+    provides = frozenset({"ner"})
+
+    def __init__(self, model_dir: Path, config: Dict[str, Any], device: str = "cpu", probs: bool = False,
+                 chunk_sentences: int = 2000, batch_tokens: int = 20000):
+        hp = config.get("model")
+        labels = config.get("labels")
+        if not isinstance(hp, dict) or not isinstance(labels, list) or hp.get("arch") not in ("idcnn", "bilstm"):
+            raise ModelError(f"{model_dir}: config.json lacks a valid 'model' block or 'labels'")
+        self.hp, self.labels, self.probs = hp, labels, probs
+        self.document = hp.get("context", "sentence") == "document"
+        self.chunk_sentences, self.batch_tokens = chunk_sentences, batch_tokens
+        self.vocab = _load_vocab(model_dir)
+        arrays = _load_arrays(model_dir)
+        self.crf = None
+        if hp.get("crf"):
+            try:
+                self.crf = chain.ConstrainedChain(labels, arrays["crf.trans"], arrays["crf.start"], arrays["crf.end"])
+            except KeyError:
+                raise ModelError(f"{model_dir}: CRF model without CRF weights") from None
+        self.device = self._pick_device(device)
+        try:
+            if hp["arch"] == "idcnn" and self.device == "cpu":
+                from ..neural.idcnn_numpy import IDCNNInference
+
+                self.numpy_model: Optional[Any] = IDCNNInference(arrays, hp["dilations"], hp["n_blocks"])
+                self.torch_model = None
+            else:
+                import torch
+
+                from ..neural.tagger import from_arrays
+
+                self.numpy_model = None
+                self.torch_model = from_arrays(hp, labels, arrays).to(torch.device(self.device))
+        except (KeyError, RuntimeError, ValueError) as e:
+            raise ModelError(f"{model_dir}: weights do not match config.json ({type(e).__name__}: {e})") from None
+
+    @staticmethod
+    def _pick_device(device: str) -> str:
+        if device == "cpu":
+            return "cpu"
+        import torch
+
+        if torch.cuda.is_available():
+            return "cuda"
+        if device == "cuda":
+            raise NlpipeError("--device cuda: no CUDA device available")
+        return "cpu"
+
+    def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
+        """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models)."""
+        feats = [(self.vocab.ids(ws), shape_ids(ws)) for ws in seqs]
+        if self.numpy_model is not None:
+            packed, starts = self.numpy_model.scores(feats)
+            if self.crf is None:
+                packed = packed - packed.max(1, keepdims=True)
+                packed = packed - np.log(np.exp(packed).sum(1, keepdims=True))
+            return [packed[st:st + len(w)] for (w, _), st in zip(feats, starts)]
+        import torch
+
+        dev = torch.device(self.device)
+        n = max(len(w) for w, _ in feats)
+        words = np.zeros((len(feats), n), dtype=np.int64)
+        shapes = np.zeros((len(feats), n), dtype=np.int64)
+        for i, (w, s) in enumerate(feats):
+            words[i, :len(w)] = w
+            shapes[i, :len(s)] = s
+        t_words, t_shapes = torch.as_tensor(words, device=dev), torch.as_tensor(shapes, device=dev)
+        out = self.torch_model.predict(t_words, t_shapes, t_shapes > 0)
+        return [out[i, :len(w)] for i, (w, _) in enumerate(feats)]
+
+    def tag(self, seqs: Sequence[List[str]]) -> Tuple[List[List[str]], List[np.ndarray]]:
+        """BIO tags (and the chosen tags' probabilities) for word sequences, batched by length."""
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        tags: List[List[str]] = [[] for _ in seqs]
+        probs: List[np.ndarray] = [np.zeros(0) for _ in seqs]
+        batch: List[int] = []
+        for pos, i in enumerate(order):
+            batch.append(i)
+            last = pos == len(order) - 1
+            if last or (len(batch) + 1) * len(seqs[order[pos + 1]]) > self.batch_tokens:
+                self._tag_batch([seqs[j] for j in batch], batch, tags, probs)
+                batch = []
+        return tags, probs
+
+    def _tag_batch(self, seqs: List[List[str]], idx: List[int], tags: List[List[str]],
+                   probs: List[np.ndarray]) -> None:
+        scores = self.scores(seqs)
+        lengths = np.array([len(s) for s in seqs])
+        k = len(self.labels)
+        padded = np.full((len(seqs), int(lengths.max()), k), 0.0, dtype=np.float32)
+        for r, s in enumerate(scores):
+            padded[r, :len(s)] = s
+        ids = chain.decode(padded, lengths, self.labels, self.crf)
+        if self.probs:
+            marg = self.crf.marginals(padded, lengths) if self.crf is not None else np.exp(padded)
+            chosen = np.take_along_axis(marg, ids[:, :, None], axis=2)[:, :, 0]
+        for r, i in enumerate(idx):
+            tags[i] = [self.labels[j] for j in ids[r, :lengths[r]]]
+            if self.probs:
+                probs[i] = chosen[r, :lengths[r]]
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        for chunk in _units(sentences, self.document, self.chunk_sentences, 2000):
+            seqs = [[f for s in unit for f in s.forms()] for unit in chunk]
+            nonempty = [q for q in seqs if q]
+            tags, probs = self.tag(nonempty) if nonempty else ([], [])
+            it = iter(zip(tags, probs))
+            for unit, words in zip(chunk, seqs):
+                if not words:
+                    unit_tags, unit_probs = [], np.zeros(0)
+                else:
+                    unit_tags, unit_probs = next(it)
+                a = 0
+                for s in unit:
+                    n = len(s.words)
+                    sent_tags = unit_tags[a:a + n]
+                    if sent_tags and sent_tags[0].startswith("I-"):  # a document unit cut inside an entity
+                        sent_tags[0] = "B-" + sent_tags[0][2:]
+                    set_ner_tags(s, sent_tags)
+                    if self.probs:
+                        for word, p in zip(s.words, unit_probs[a:a + n]):
+                            word[MISC] = misc_set(word[MISC], "NEProb", f"{p:.3f}")
+                    a += n
+                    yield s
+
+
+def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> NERStage:
+    """Stage loader named in :data:`nlpipe.stage.ARCHS` (``idcnn.v1``, ``bilstm.v1``)."""
+    return NERStage(Path(model_dir), config, **options)
+
+
+@click.command(name="ner")
+@click.option("--arch", type=click.Choice(["idcnn", "bilstm"]), default="idcnn", show_default=True)
+@click.option("--crf", is_flag=True, help="Linear-chain CRF output layer (Viterbi decoding).")
+@click.option("--context", type=click.Choice(["sentence", "document"]), default="sentence", show_default=True,
+              help="document: run over whole documents (-DOCSTART- / # newdoc), output per sentence.")
+@click.option("--train", "train_file", required=True, metavar="T", help="Training file (CoNLL-2003, UNER .iob2 or CoNLL-U with MISC NE=).")
+@click.option("--dev", "dev_file", required=True, metavar="D", help="Development file (same formats).")
+@click.option("--test", "test_file", default=None, metavar="E", help="Also score this file and record it in config.json.")
+@click.option("--out", required=True, metavar="M", help="Model directory to write.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "conll2003", "uner", "conllu"]), default="auto",
+              show_default=True, help="Format of the data files.")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True)
+@click.option("--width", type=int, default=None, help="ID-CNN filters (default 200).")
+@click.option("--blocks", type=int, default=None, help="ID-CNN block applications (default 2).")
+@click.option("--dilations", default=None, metavar="1,2,4,1", help="ID-CNN block dilations.")
+@click.option("--hidden", type=int, default=None, help="Bi-LSTM hidden size per direction (default 200).")
+@click.option("--epochs", type=int, default=40, show_default=True)
+@click.option("--lr", type=float, default=None, help="Adam learning rate (default 5e-4 ID-CNN, 1e-3 Bi-LSTM).")
+@click.option("--batch-tokens", type=int, default=2000, show_default=True)
+@click.option("--glove-top", type=int, default=50000, show_default=True,
+              help="Keep this many most frequent GloVe words besides the training words.")
+@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line) if no parquet reader.")
+@click.option("--glove-vectors", default=None, metavar="NPY", help="GloVe vectors in the order of --glove-words.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--time-limit", type=float, default=None, metavar="S", help="Stop training after S seconds.")
+@click.option("--threads", type=int, default=None, help="torch CPU threads.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
+def train_command(as_json: bool, **options: Any) -> None:
+    """Train an NER model (ID-CNN or Bi-LSTM, greedy or CRF) and write it to --out."""
+    import json
+
+    from ..neural.ner_train import train
+
+    result = train(log=lambda m: click.echo(m, err=True), **options)
+    click.echo(f"ner: dev F1 {result['dev']['f1']:.2f}"
+               + (f", test F1 {result['test']['f1']:.2f}" if "test" in result else "")
+               + f" -> {options['out']}", err=True)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))

@@ -1,0 +1,129 @@
+"""The ner stage: shipped model, output contract (MISC NE= only, valid BIO), training CLI, errors."""
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nlpipe.conllu_io import MISC, misc_get, misc_set, parse_string, to_string
+from nlpipe.decode.chain import is_valid_bio
+from nlpipe.errors import ModelError
+from nlpipe.stage import load_stage, read_config
+from nlpipe.stages.ner import NERStage, _units
+
+from conftest import FIXTURES, run_cli
+
+NER = FIXTURES / "ner"
+
+
+def _ne(sentences):
+    return [[misc_get(w[MISC], "NE") or "O" for w in s.words] for s in sentences]
+
+
+def _without_ne(sentences):
+    out = []
+    for s in sentences:
+        for w in s.words:
+            w[MISC] = misc_set(misc_set(w[MISC], "NE", None), "NEProb", None)
+        out.append(to_string([s]))
+    return out
+
+
+@pytest.mark.parametrize("name", ["tiny.conllu", "../special.conllu"])
+def test_shipped_model_writes_only_valid_ne_tags(name):
+    text = (NER / name).read_text(encoding="utf-8")
+    stage = load_stage("ner")
+    assert stage.name == "ner"
+    out = list(stage.annotate(parse_string(text)))
+    assert all(is_valid_bio(tags) for tags in _ne(out))
+    # nothing but MISC NE= changed (the fixture's gold-ish NE=B-ORG is replaced)
+    assert _without_ne(out) == _without_ne(parse_string(text))
+
+
+def test_shipped_config_names_its_data_and_scores():
+    config = read_config(Path(__file__).resolve().parent.parent / "nlpipe/models/ner-uner-ewt", "ner")
+    assert config["arch"] == "idcnn.v1" and config["model"]["crf"] is False
+    assert "uner" in config["training"]["train"].lower()
+    assert 0 < config["training"]["scores"]["test_f1"] <= 100
+
+
+def test_probs_are_written_on_request_and_are_probabilities():
+    stage = load_stage("ner", probs=True)
+    out = list(stage.annotate(parse_string((NER / "tiny.conllu").read_text(encoding="utf-8"))))
+    probs = [float(misc_get(w[MISC], "NEProb")) for s in out for w in s.words]
+    assert probs and all(0.0 < p <= 1.0 for p in probs)
+
+
+def test_document_units_follow_newdoc_and_keep_sentences():
+    sents = parse_string((NER / "tiny.conllu").read_text(encoding="utf-8"))
+    chunks = list(_units(sents, True, 1000, 2000))
+    assert [[s.sent_id for s in unit] for unit in chunks[0]] == [["s1", "s2"], ["s3"]]
+    assert [[s.sent_id for s in u] for c in _units(sents, False, 2, 2000) for u in c] == [["s1"], ["s2"], ["s3"]]
+
+
+def _glove(tmp_path):
+    words = ["the", "maria", "lisbon", "tom", "oslo", "bank", "acme", ".", "to", "flew"]
+    (tmp_path / "g.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
+    return ["--glove-words", str(tmp_path / "g.txt"), "--glove-vectors", str(tmp_path / "g.npy")]
+
+
+@pytest.mark.parametrize("extra", [["--arch", "idcnn", "--width", "16", "--blocks", "1"],
+                                   pytest.param(["--arch", "idcnn", "--crf", "--context", "document",
+                                                 "--width", "16"], marks=pytest.mark.slow),
+                                   pytest.param(["--arch", "bilstm", "--crf", "--hidden", "8"],
+                                                marks=pytest.mark.slow)])
+def test_train_then_tag_with_the_trained_model(tmp_path, extra):
+    out = tmp_path / "m"
+    data = str(NER / "tiny.conll")
+    r = run_cli("train", "ner", "--train", data, "--dev", data, "--test", data, "--out", str(out),
+                "--epochs", "3", "--threads", "1", "--device", "cpu", "--json", *_glove(tmp_path), *extra)
+    assert r.returncode == 0, r.stderr.decode()
+    result = json.loads(r.stdout)
+    assert 0.0 <= result["test"]["f1"] <= 100.0
+    config = read_config(out, "ner")
+    assert config["training"]["scores"]["test_f1"] == result["test"]["f1"]
+    assert (out / "weights.npz").is_file() and (out / "words.txt").is_file()
+    r = run_cli("ner", "-m", str(out), str(NER / "tiny.conllu"))
+    assert r.returncode == 0, r.stderr.decode()
+    tagged = parse_string(r.stdout.decode())
+    assert len(tagged) == 3 and all(is_valid_bio(t) for t in _ne(tagged))
+
+
+def test_bad_training_tag_is_an_input_error_with_file_and_line(tmp_path):
+    bad = str(NER / "bad_tag.conll")
+    r = run_cli("train", "ner", "--train", bad, "--dev", bad, "--out", str(tmp_path / "m"), *_glove(tmp_path))
+    assert r.returncode == 2
+    assert "bad_tag.conll:2" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
+
+
+def _copy_model(tmp_path):
+    src = Path(__file__).resolve().parent.parent / "nlpipe/models/ner-uner-ewt"
+    dst = tmp_path / "model"
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_missing_or_corrupt_weights_give_model_errors(tmp_path):
+    model = _copy_model(tmp_path)
+    config = read_config(model, "ner")
+    (model / "weights.npz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ModelError, match="corrupt weights"):
+        NERStage(model, config)
+    (model / "weights.npz").unlink()
+    with pytest.raises(ModelError, match="no weights.npz"):
+        NERStage(model, config)
+    r = run_cli("ner", "-m", str(model), str(NER / "tiny.conllu"))
+    assert r.returncode == 2 and b"no weights.npz" in r.stderr
+
+
+def test_config_and_weights_that_disagree_give_a_model_error(tmp_path):
+    model = _copy_model(tmp_path)
+    config = read_config(model, "ner")
+    config["model"]["dilations"] = [1, 2, 4, 8, 16, 1]
+    with pytest.raises(ModelError, match="do not match"):
+        NERStage(model, config)
+    del config["labels"]
+    with pytest.raises(ModelError, match="labels"):
+        NERStage(model, config)

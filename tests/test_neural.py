@@ -1,0 +1,134 @@
+"""Neural taggers: numpy ID-CNN inference equals torch, CRF likelihood and decoding, init, features."""
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nlpipe.decode import chain  # noqa: E402
+from nlpipe.neural.crf import CRF  # noqa: E402
+from nlpipe.neural.features import Vocab, shape_ids, word_key, word_shape  # noqa: E402
+from nlpipe.neural.idcnn import IDCNN  # noqa: E402
+from nlpipe.neural.idcnn_numpy import IDCNNInference  # noqa: E402
+from nlpipe.neural.tagger import DEFAULTS, NeuralTagger  # noqa: E402
+
+LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+
+
+def test_word_keys_and_shapes():
+    assert word_key("Year-1996") == "year-0000"
+    assert [word_shape(w) for w in ["...", "dog", "NATO", "Paris", "eBay"]] == [1, 2, 3, 4, 5]
+    v = Vocab(["the", "paris"])
+    assert list(v.ids(["The", "PARIS", "zzz"])) == [2, 3, 1]
+    assert list(shape_ids(["The", "1"])) == [4, 1]
+
+
+def test_identity_init_of_dilated_layers():
+    net = IDCNN(10, 6, 3, dilations=(1, 2, 1), n_blocks=1)
+    for conv in net.block:
+        w = conv.weight.detach()
+        assert torch.equal(w[:, :, 1], torch.eye(6))
+        assert not w[:, :, 0].any() and not w[:, :, 2].any()
+
+
+def _tagger(crf=False, seed=0):
+    torch.manual_seed(seed)
+    hp = dict(DEFAULTS["idcnn"], arch="idcnn", crf=crf, context="sentence", width=12, n_blocks=2)
+    model = NeuralTagger(hp, 30, LABELS)
+    with torch.no_grad():  # move off the identity init so every tap matters
+        for p in model.enc.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return model.eval()
+
+
+def test_numpy_inference_equals_torch_and_sequences_do_not_leak():
+    model = _tagger()
+    rng = np.random.default_rng(0)
+    lengths = [7, 1, 3, 12]
+    seqs = [(rng.integers(1, 30, n), rng.integers(1, 6, n)) for n in lengths]
+    words = torch.zeros(len(seqs), max(lengths), dtype=torch.long)
+    shapes = torch.zeros_like(words)
+    for i, (w, s) in enumerate(seqs):
+        words[i, :len(w)] = torch.as_tensor(w)
+        shapes[i, :len(s)] = torch.as_tensor(s)
+    with torch.no_grad():
+        ref = model(words, shapes, shapes > 0, drop=False)[-1].numpy()
+    arrays = {k: v.numpy() for k, v in model.state_dict().items()}
+    inf = IDCNNInference(arrays, model.hp["dilations"], model.hp["n_blocks"])
+    packed, starts = inf.scores(seqs)
+    for i, (n, st) in enumerate(zip(lengths, starts)):
+        np.testing.assert_allclose(packed[st:st + n], ref[i, :n], rtol=1e-4, atol=1e-4)
+    # one sequence alone gives the same scores as inside the batch
+    alone, _ = inf.scores(seqs[3:4])
+    np.testing.assert_allclose(alone, packed[starts[3]:starts[3] + 12], rtol=1e-5, atol=1e-5)
+
+
+def test_crf_log_partition_and_gold_score_match_enumeration():
+    torch.manual_seed(1)
+    crf = CRF(LABELS)
+    with torch.no_grad():
+        for p in (crf.trans, crf.start, crf.end):
+            p.normal_()
+    n, k = 3, len(LABELS)
+    em = torch.randn(2, n, k)
+    mask = torch.tensor([[True] * 3, [True, True, False]])
+    trans, start, end = (t.detach().numpy().astype(float) for t in crf.potentials())
+    for b, length in enumerate([3, 2]):
+        e = em[b, :length].numpy()
+        scores = []
+        for seq in itertools.product(range(k), repeat=length):
+            s = start[seq[0]] + e[0, seq[0]] + end[seq[-1]]
+            s += sum(trans[x, y] + e[t + 1, y] for t, (x, y) in enumerate(zip(seq, seq[1:])))
+            scores.append(s)
+        log_z = np.log(np.exp(np.array(scores)).sum())
+        assert float(crf.log_partition(em, mask)[b]) == pytest.approx(log_z, rel=1e-5)
+    tags = torch.tensor([[1, 2, 0], [3, 4, 0]])
+    gold = crf.score(em, tags, mask)
+    e0 = em[0].numpy()
+    want0 = start[1] + e0[0, 1] + trans[1, 2] + e0[1, 2] + trans[2, 0] + e0[2, 0] + end[0]
+    assert float(gold[0]) == pytest.approx(want0, rel=1e-5)
+    assert float(crf.nll(em, tags, mask)) > 0
+
+
+def test_crf_decode_is_valid_bio_and_matches_chain():
+    crf = CRF(LABELS)
+    em = torch.randn(4, 6, len(LABELS))
+    lengths = np.array([6, 2, 4, 1])
+    ids = crf.decode(em, lengths)
+    for r, n in enumerate(lengths):
+        assert chain.is_valid_bio([LABELS[i] for i in ids[r, :n]])
+
+
+def test_training_step_lowers_loss_for_each_variant():
+    words = torch.randint(2, 30, (3, 6))
+    shapes = torch.randint(1, 6, (3, 6))
+    tags = torch.tensor([[1, 2, 0, 0, 3, 4]] * 3)
+    mask = torch.ones(3, 6, dtype=torch.bool)
+    for arch, crf in [("idcnn", False), ("idcnn", True), ("bilstm", False), ("bilstm", True)]:
+        torch.manual_seed(0)
+        hp = dict(DEFAULTS[arch], arch=arch, crf=crf, context="sentence")
+        hp.update(width=16, hidden=8, dropout_in=0.0, dropout_block=0.0, dropout=0.0, word_dropout=0.0)
+        model = NeuralTagger(hp, 30, LABELS)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        first = float(model.loss(words, shapes, tags, mask))
+        for _ in range(30):
+            opt.zero_grad()
+            model.loss(words, shapes, tags, mask).backward()
+            opt.step()
+        assert float(model.loss(words, shapes, tags, mask)) < first / 2, (arch, crf)
+
+
+def test_expectation_linear_penalty_is_added_only_with_dropout():
+    model = _tagger()
+    model.train()
+    words = torch.randint(2, 30, (2, 5))
+    shapes = torch.randint(1, 6, (2, 5))
+    tags = torch.zeros(2, 5, dtype=torch.long)
+    mask = torch.ones(2, 5, dtype=torch.bool)
+    model.hp["el_penalty"] = 0.0
+    torch.manual_seed(5)
+    base = float(model.loss(words, shapes, tags, mask))
+    model.hp["el_penalty"] = 10.0
+    torch.manual_seed(5)
+    assert float(model.loss(words, shapes, tags, mask)) > base
