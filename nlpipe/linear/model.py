@@ -108,19 +108,22 @@ class TemplatedModel:
         """Write ``weights.npz`` (all templates concatenated, sparse float16) and ``vocab.json``."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        rows, cols, vals, entries = [], [], [], [0]
+        # Per weight row: how many non-zero entries it has; then their columns and float16 values.
+        L = self.num_labels
+        count_type = np.uint8 if L < 256 else np.uint16
+        col_type = np.uint8 if L <= 256 else np.uint16
+        counts, cols, vals = [], [], []
         for w in self.weights:
             r, c = np.nonzero(w)
-            rows.append(r.astype(np.int32))
-            cols.append(c.astype(np.int16))
+            counts.append(np.bincount(r, minlength=len(w)).astype(count_type))
+            cols.append(c.astype(col_type))
             vals.append(w[r, c].astype(np.float16))
-            entries.append(entries[-1] + len(r))
-        cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
         np.savez(model_dir / WEIGHTS_FILE,
-                 keys=cat(self.keys, np.int64),
+                 keys=np.concatenate(self.keys).astype(np.int64) if self.keys else np.zeros(0, np.int64),
                  key_offsets=np.cumsum([0] + [len(k) for k in self.keys]).astype(np.int64),
-                 entry_offsets=np.asarray(entries, dtype=np.int64),
-                 row=cat(rows, np.int32), col=cat(cols, np.int16), val=cat(vals, np.float16))
+                 row_counts=np.concatenate(counts) if counts else np.zeros(0, count_type),
+                 col=np.concatenate(cols) if cols else np.zeros(0, col_type),
+                 val=np.concatenate(vals) if vals else np.zeros(0, np.float16))
         vocab = {"labels": self.labels, "templates": self.template_names,
                  "attributes": self.attributes.to_json()}
         with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
@@ -137,20 +140,26 @@ class TemplatedModel:
             attributes = Attributes.from_json(vocab["attributes"])
             L, k = len(labels), len(names)
             with np.load(model_dir / WEIGHTS_FILE, allow_pickle=False) as z:
-                all_keys, koff, eoff = z["keys"], z["key_offsets"], z["entry_offsets"]
-                row, col, val = z["row"], z["col"], z["val"]
-            if all_keys.dtype != np.int64 or koff.shape != (k + 1,) or eoff.shape != (k + 1,) \
-                    or not (len(row) == len(col) == len(val) == eoff[-1]) or koff[-1] != len(all_keys) \
-                    or np.any(np.diff(koff) < 0) or np.any(np.diff(eoff) < 0) or koff[0] or eoff[0]:
+                all_keys, koff = z["keys"], z["key_offsets"]
+                counts, col, val = z["row_counts"], z["col"], z["val"]
+            nrows = np.diff(koff) + 1
+            if all_keys.dtype != np.int64 or koff.shape != (k + 1,) or koff[0] != 0 \
+                    or koff[-1] != len(all_keys) or np.any(nrows < 1) or len(counts) != nrows.sum() \
+                    or counts.dtype.kind != "u" or col.dtype.kind != "u" or val.dtype != np.float16 \
+                    or not (len(col) == len(val) == int(counts.sum(dtype=np.int64))):
                 raise ValueError("inconsistent arrays")
+            if len(col) and int(col.max()) >= L:
+                raise ValueError("entry out of range")
+            row_start = np.concatenate([[0], np.cumsum(nrows)])
+            entry_start = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
             keys, weights = [], []
             for j in range(k):
                 kj = all_keys[koff[j]:koff[j + 1]]
-                r, c, v = row[eoff[j]:eoff[j + 1]], col[eoff[j]:eoff[j + 1]], val[eoff[j]:eoff[j + 1]]
-                if len(r) and (r.min() < 0 or r.max() > len(kj) or c.min() < 0 or c.max() >= L):
-                    raise ValueError(f"template {j}: entry out of range")
+                cj = counts[row_start[j]:row_start[j + 1]]
+                e0, e1 = entry_start[row_start[j]], entry_start[row_start[j + 1]]
+                r = np.repeat(np.arange(len(cj), dtype=np.int64), cj)
                 w = np.zeros((len(kj) + 1, L), dtype=np.float32)
-                w.ravel()[r.astype(np.int64) * L + c] = v
+                w.ravel()[r * L + col[e0:e1]] = val[e0:e1]
                 keys.append(kj)
                 weights.append(w)
             return cls(labels, attributes, names, keys, weights)
