@@ -8,7 +8,11 @@ re-raised here with the same file and line.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import sys
+import threading
+import time
 from collections import deque
 from typing import Any, Deque, Iterable, Iterator, Optional, Tuple
 
@@ -31,10 +35,39 @@ def _unpack(error: Tuple[Any, ...]) -> NlpipeError:
     return (ModelError if error[0] == "model" else NlpipeError)(error[1])
 
 
-def _init(spec: PipelineSpec) -> None:
-    """Worker start: load the models once. Ctrl-C is the main process's to handle."""
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this worker when the main process dies (e.g. of SIGPIPE under `| head`): an orphan
+    could otherwise wait forever on a queue lock that a killed sibling held."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG (Linux)
+            raise OSError
+    except (OSError, AttributeError):
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # it died before we asked
+        os._exit(1)
+
+
+def _init(spec: PipelineSpec, threads: int, parent: int) -> None:
+    """Worker start: load the models once, with ``threads`` math threads (so that N workers do not
+    each start one thread per core). Ctrl-C is the main process's to handle."""
     global _pipeline, _error
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    for var in THREAD_VARS:  # read when numpy / torch are first imported, i.e. by the loaders below
+        os.environ.setdefault(var, str(threads))
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
     try:
         _pipeline = Pipeline.load(spec)
     except NlpipeError as e:  # raising here would make the pool restart the worker forever
@@ -68,15 +101,19 @@ class ChunkPool:
     def __init__(self, spec: PipelineSpec, jobs: int, ahead: Optional[int] = None):
         self.jobs = jobs
         self.ahead = ahead or 2 * jobs
-        self.pool = _context().Pool(jobs, initializer=_init, initargs=(spec,))
-        try:
-            error, self.document = self.pool.apply(_info)
-        except BaseException:
-            self.terminate()
-            raise
-        if error is not None:
-            self.terminate()
-            raise _unpack(error)
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        self.pool = _context().Pool(jobs, initializer=_init, initargs=(spec, threads, os.getpid()))
+        self._document: Optional[bool] = None
+
+    @property
+    def document(self) -> bool:
+        """Whether a stage reads whole documents; asked of a worker once it has loaded the models
+        (the first call waits for that, so the main process loads its tokenizer meanwhile)."""
+        if self._document is None:
+            error, self._document = self.pool.apply(_info)
+            if error is not None:
+                raise _unpack(error)
+        return self._document
 
     def map(self, chunks: Iterable[Chunk]) -> Iterator[ChunkResult]:
         """Annotate ``chunks`` in the workers; yields results in the order of ``chunks``."""

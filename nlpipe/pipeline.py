@@ -498,6 +498,10 @@ class Annotator:
         self.wants_tokenize = "tokenize" in spec.stages
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)
+        if jobs > 1:
+            if self.wants_tokenize:  # while the workers load their models
+                self.tokenizer()
+            self.runner.document  # a model error in a worker shows before any output is opened
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
