@@ -30,13 +30,14 @@ ARCHS: Dict[str, str] = {
     "dfs-tagger.v1": "nlpipe.stages.pos:load",
     "idcnn.v1": "nlpipe.stages.ner:load",
     "bilstm.v1": "nlpipe.stages.ner:load",
+    "biaffine.v1": "nlpipe.stages.parse:load",
 }
 
 # stage -> shipped model name under MODELS_DIR, in order of preference.
 DEFAULT_MODELS: Dict[str, List[str]] = {
     "tokenize": ["tokenize-rules-ewt"],
     "pos": ["pos-ewt"],
-    "parse": [],
+    "parse": ["parse-biaffine-ewt"],
     "ner": ["ner-uner-ewt"],
     "predicates": [],
     "srl": [],

@@ -1,0 +1,419 @@
+"""The ``parse`` stage: glue between CoNLL-U and the biaffine parser (loading, batching, training).
+
+Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
+else. A model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words, affixes,
+tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, IO, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import click
+import numpy as np
+
+from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
+from ..errors import InputError, ModelError, NlpipeError
+from ..stage import write_config
+
+ARCH = "biaffine.v1"
+CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+class Example:
+    """One sentence's parser inputs (and gold tree when known) as plain lists."""
+
+    __slots__ = ("forms", "upos", "xpos", "heads", "rels")
+
+    def __init__(self, forms: List[str], upos: List[str], xpos: List[str],
+                 heads: Optional[List[int]] = None, rels: Optional[List[str]] = None):
+        self.forms, self.upos, self.xpos, self.heads, self.rels = forms, upos, xpos, heads, rels
+
+
+def _example(sent: Sentence, path: str, gold: bool) -> Example:
+    words = sent.words
+    ex = Example([w[FORM] for w in words], [w[UPOS] for w in words], [w[XPOS] for w in words])
+    if gold:
+        heads = []
+        n = len(words)
+        for k, w in enumerate(words):
+            h = w[HEAD]
+            if not h.isdigit() or int(h) > n:
+                line = sent.line + len(sent.comments) + sent.rows.index(w) if sent.line else None
+                raise InputError(path, line, f"HEAD '{h}' of word {k + 1} is not a word number 0..{n}; "
+                                             f"training needs gold trees")
+            heads.append(int(h))
+        ex.heads, ex.rels = heads, [w[DEPREL] for w in words]
+    return ex
+
+
+def read_treebank(path: str) -> List[Example]:
+    """Gold examples of a CoNLL-U file (sentences without words are skipped)."""
+    return [_example(s, path, True) for s in read_file(path) if s.words]
+
+
+def length_batches(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
+    """Indices grouped into batches of similar length with at most ``max_tokens`` (padded) each."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: List[List[int]] = []
+    cur: List[int] = []
+    for i in order:
+        if cur and (len(cur) + 1) * (lengths[i] + 1) > max_tokens:
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+# ---------------------------------------------------------------------------------------------
+# Model wrapper: vocabularies + torch module
+
+class BiaffineModel:
+    """The vocabularies and the :class:`~nlpipe.neural.biaffine.BiaffineParser` module together."""
+
+    def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu"):
+        import torch
+
+        from ..neural.biaffine import BiaffineParser
+        from ..neural.parser_encoder import ParserEncoder, make_vocab
+
+        self.torch = torch
+        self.vocab = vocab
+        self.hyper = hyper
+        self.words = make_vocab(vocab["words"])
+        self.affixes = {a: i for i, a in enumerate(["<pad>", "<unk>"] + vocab["affixes"])}
+        self.upos = make_vocab(vocab["upos"])
+        self.xpos = make_vocab(vocab["xpos"])
+        self.rels = list(vocab["rels"])
+        self.rel_index = {r: i for i, r in enumerate(self.rels)}
+        encoder = ParserEncoder(len(self.words), len(self.affixes), len(self.upos), len(self.xpos),
+                                word_dim=hyper["word_dim"], shape_dim=hyper["shape_dim"],
+                                affix_dim=hyper["affix_dim"], tag_dim=hyper["tag_dim"],
+                                hidden=hyper["hidden"], layers=hyper["layers"], dropout=hyper["dropout"],
+                                word_dropout=hyper["word_dropout"], tag_dropout=hyper["tag_dropout"])
+        self.net = BiaffineParser(encoder, len(self.rels), arc_dim=hyper["arc_dim"], rel_dim=hyper["rel_dim"],
+                                  dropout=hyper["dropout"], root_rel=self.rel_index.get("root", 0))
+        self.device = torch.device(device)
+        self.net.to(self.device)
+
+    def tensors(self, examples: Sequence[Example], gold: bool = False) -> Dict[str, Any]:
+        """Padded ``[batch, N]`` id tensors (root at 0) and ``mask``; with ``gold`` also heads/rels."""
+        from ..neural.parser_encoder import N_AFFIXES, sentence_features
+
+        torch = self.torch
+        b = len(examples)
+        n = max(len(e.forms) for e in examples) + 1
+        arrays = {k: np.zeros((b, n), dtype=np.int64) for k in ("words", "shapes", "upos", "xpos")}
+        arrays["affixes"] = np.zeros((b, n, N_AFFIXES), dtype=np.int64)
+        mask = np.zeros((b, n), dtype=bool)
+        heads = np.zeros((b, n), dtype=np.int64)
+        rels = np.zeros((b, n), dtype=np.int64)
+        for i, e in enumerate(examples):
+            f = sentence_features(e.forms, e.upos, e.xpos, self.words, self.affixes, self.upos, self.xpos)
+            m = len(e.forms) + 1
+            for k, v in f.items():
+                arrays[k][i, :m] = v
+            mask[i, :m] = True
+            if gold:
+                heads[i, 1:m] = e.heads
+                rels[i, 1:m] = [self.rel_index.get(r, 0) for r in e.rels]
+        out = {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+        out["mask"] = torch.from_numpy(mask).to(self.device)
+        if gold:
+            out["heads"] = torch.from_numpy(heads).to(self.device)
+            out["rels"] = torch.from_numpy(rels).to(self.device)
+        return out
+
+    def predict(self, examples: Sequence[Example], projective: bool = False, probs: bool = False
+                ) -> List[Tuple[List[int], List[str], Optional[List[float]]]]:
+        """``(heads, labels, head probabilities or None)`` per example (one batch)."""
+        from ..decode.tree_marginals import marginals
+
+        torch = self.torch
+        self.net.eval()
+        with torch.no_grad():
+            t = self.tensors(examples)
+            mask = t.pop("mask")
+            s_arc, rel_states = self.net(t, mask)
+            heads, rels = self.net.decode(s_arc, rel_states, mask, projective)
+            p = None
+            if probs:
+                m = marginals(s_arc.log_softmax(-1), mask, projective)
+                p = m.gather(2, heads[..., None]).squeeze(2).cpu().numpy()
+        heads_np, rels_np = heads.cpu().numpy(), rels.cpu().numpy()
+        out = []
+        for i, e in enumerate(examples):
+            n = len(e.forms) + 1
+            out.append((heads_np[i, 1:n].tolist(), [self.rels[r] for r in rels_np[i, 1:n]],
+                        p[i, 1:n].tolist() if p is not None else None))
+        return out
+
+    # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
+    def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
+        torch = self.torch
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        state = {k: v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()
+                 for k, v in self.net.state_dict().items()}
+        torch.save(state, out_dir / "weights.pt")
+        write_config(out_dir, {"stage": "parse", "arch": ARCH, "model": self.hyper,
+                               "labels": self.rels, "training": training})
+
+    @classmethod
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
+        import torch
+
+        try:
+            vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
+            model = cls(vocab, config["model"], device)
+            state = torch.load(Path(model_dir) / "weights.pt", map_location="cpu", weights_only=True)
+            model.net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+        except FileNotFoundError as e:
+            raise ModelError(f"{model_dir}: incomplete parser model ({Path(e.filename).name} missing)") from None
+        except (ValueError, KeyError, RuntimeError, TypeError, EOFError) as e:
+            raise ModelError(f"{model_dir}: corrupt or incompatible parser model ({str(e)[:200]})") from None
+        model.net.to(model.device)
+        model.net.eval()
+        return model
+
+
+# ---------------------------------------------------------------------------------------------
+# The stage
+
+def resolve_device(device: str) -> str:
+    """``cpu``, ``cuda`` or ``auto`` (cuda when available) -> a torch device name."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NlpipeError("--device cuda asked but no CUDA device is available")
+    if device not in ("cpu", "cuda"):
+        raise NlpipeError(f"unknown device '{device}' (expected cpu, cuda or auto)")
+    return device
+
+
+class ParseStage:
+    """Predicts HEAD and DEPREL of every word; needs UPOS and XPOS."""
+
+    name = "parse"
+    requires = frozenset({"pos"})
+    provides = frozenset({"parse"})
+
+    def __init__(self, model: BiaffineModel, projective: bool = False, probs: bool = False,
+                 batch_tokens: int = 5000):
+        self.model = model
+        self.projective = projective
+        self.probs = probs
+        self.batch_tokens = batch_tokens
+
+    def _fill(self, chunk: List[Sentence]) -> None:
+        todo = [s for s in chunk if s.words]
+        examples = [_example(s, "", False) for s in todo]
+        for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
+            results = self.model.predict([examples[i] for i in batch], self.projective, self.probs)
+            for i, (heads, rels, probs) in zip(batch, results):
+                for k, w in enumerate(todo[i].words):
+                    w[HEAD] = str(heads[k])
+                    w[DEPREL] = rels[k]
+                    if probs is not None:
+                        w[MISC] = misc_set(w[MISC], "HeadProb", f"{probs[k]:.3f}")
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        chunk: List[Sentence] = []
+        for s in sentences:
+            chunk.append(s)
+            if len(chunk) >= CHUNK_SENTENCES:
+                self._fill(chunk)
+                yield from chunk
+                chunk = []
+        if chunk:
+            self._fill(chunk)
+            yield from chunk
+
+
+def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
+         probs: bool = False, batch_tokens: int = 5000, **_: Any) -> ParseStage:
+    """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
+    Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability)."""
+    model = BiaffineModel.load(Path(model_dir), config, resolve_device(device))
+    return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+DEFAULT_HYPER: Dict[str, Any] = {
+    "word_dim": 50, "shape_dim": 8, "affix_dim": 50, "tag_dim": 32, "hidden": 200, "layers": 3,
+    "arc_dim": 400, "rel_dim": 100, "dropout": 0.33, "word_dropout": 0.2, "tag_dropout": 0.2,
+}
+
+
+def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top: int, min_affix: int = 2
+                ) -> Dict[str, List[str]]:
+    """Vocabularies: training words plus the ``glove_top`` most frequent GloVe words (by word key)."""
+    from ..neural.features import word_key
+    from ..neural.parser_encoder import affix_keys
+
+    words: Dict[str, None] = {}
+    for e in train:
+        for f in e.forms:
+            words.setdefault(word_key(f), None)
+    for w in glove_words[:glove_top]:
+        words.setdefault(word_key(w), None)
+    affixes = Counter(a for e in train for f in e.forms for a in affix_keys(f))
+    return {
+        "words": list(words),
+        "affixes": sorted(a for a, c in affixes.items() if c >= min_affix),
+        "upos": sorted({t for e in train for t in e.upos}),
+        "xpos": sorted({t for e in train for t in e.xpos}),
+        "rels": sorted({r for e in train for r in e.rels}, key=lambda r: (r != "root", r)),
+    }
+
+
+def _glove_init(model: BiaffineModel, glove_words: Sequence[str], vectors: np.ndarray) -> int:
+    """Initialise the word embeddings from GloVe (first occurrence of each word key); returns hits."""
+    from ..neural.embeddings import init_vectors
+    from ..neural.features import word_key
+
+    index: Dict[str, int] = {}
+    for i, w in enumerate(glove_words):
+        index.setdefault(word_key(w), i)
+    emb = model.net.encoder.tokens.words
+    init = init_vectors(model.words.words, index, vectors, emb.weight.shape[1])
+    with model.torch.no_grad():
+        emb.weight.copy_(model.torch.from_numpy(init))
+    return sum(1 for w in model.words.words if w in index)
+
+
+def evaluate_examples(model: BiaffineModel, gold_sents: List[Sentence], examples: List[Example],
+                      batch_tokens: int = 5000) -> Dict[str, float]:
+    """UAS/LAS (UD style, via :mod:`nlpipe.metrics`) of ``model`` on gold sentences."""
+    from ..evaluate import score, strip_stage
+
+    pred = strip_stage("parse", gold_sents)
+    stage = ParseStage(model, batch_tokens=batch_tokens)
+    stage._fill(pred)
+    result = score("parse", gold_sents, pred)
+    return {k: result[k] for k in ("uas", "las", "uas_nopunct", "las_nopunct")}
+
+
+def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_minutes: float = 85.0,
+          batch_tokens: int = 3000, lr: float = 2e-3, decay: float = 0.95, seed: int = 1, threads: int = 2,
+          device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
+          hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
+          glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, log: IO[str] = sys.stderr) -> Dict[str, Any]:
+    """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
+
+    ``glove`` gives ``(words, vectors)`` directly; by default they come from :func:`load_glove`.
+    """
+    import torch
+
+    from ..neural.embeddings import load_glove
+
+    torch.manual_seed(seed)
+    random.seed(seed)
+    torch.set_num_threads(threads)
+    start = time.time()
+    train_ex = read_treebank(train_path)
+    dev_sents = [s for s in read_file(dev_path)]
+    dev_ex = [_example(s, dev_path, True) for s in dev_sents if s.words]
+    glove_words, vectors = glove if glove is not None else load_glove(glove_words_file)
+    hyper = dict(DEFAULT_HYPER, **(hyper or {}))
+    vocab = build_vocab(train_ex, glove_words, glove_top)
+    model = BiaffineModel(vocab, hyper, resolve_device(device))
+    hits = _glove_init(model, glove_words, vectors)
+    del vectors
+    n_params = sum(p.numel() for p in model.net.parameters())
+    log.write(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} in GloVe), "
+              f"{len(vocab['rels'])} labels, {n_params} parameters\n")
+    opt = torch.optim.Adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
+    batches = length_batches([len(e.forms) for e in train_ex], batch_tokens)
+    best: Dict[str, Any] = {"las": -1.0}
+    history = []
+    out = Path(out_dir)
+    for epoch in range(1, epochs + 1):
+        model.net.train()
+        random.shuffle(batches)
+        total, t0 = 0.0, time.time()
+        for batch in batches:
+            t = model.tensors([train_ex[i] for i in batch], gold=True)
+            mask, heads, rels = t.pop("mask"), t.pop("heads"), t.pop("rels")
+            s_arc, rel_states = model.net(t, mask)
+            loss = model.net.loss(s_arc, rel_states, heads, rels, mask)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 5.0)
+            opt.step()
+            total += loss.item()
+        sched.step()
+        scores = evaluate_examples(model, dev_sents, dev_ex)
+        minutes = (time.time() - start) / 60
+        history.append(dict(scores, epoch=epoch, loss=total / len(batches)))
+        log.write(f"epoch {epoch:3d}  loss {total / len(batches):.4f}  dev UAS {scores['uas']:.2f} "
+                  f"LAS {scores['las']:.2f}  ({time.time() - t0:.0f}s, {minutes:.1f} min)\n")
+        log.flush()
+        if scores["las"] > best["las"]:
+            best = dict(scores, epoch=epoch)
+            model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch,
+                             "pos": pos_source, "minutes": round(minutes, 1),
+                             "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
+                             "best_epoch": epoch})
+        if minutes * (epoch + 1) / epoch > max_minutes:
+            log.write(f"parse: stopping after epoch {epoch}: the next one would pass {max_minutes} minutes\n")
+            break
+    summary = {"best": best, "minutes": round((time.time() - start) / 60, 1), "history": history,
+               "model": str(out)}
+    return summary
+
+
+@click.command(name="parse")
+@click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True)
+@click.option("--train", "train_path", required=True, metavar="T", help="Training CoNLL-U (gold trees; "
+              "POS as the parser will see them: jack-knifed predicted tags).")
+@click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U (model selection).")
+@click.option("--out", "out_dir", required=True, metavar="M", help="Model directory to write.")
+@click.option("--epochs", default=40, show_default=True)
+@click.option("--max-minutes", default=85.0, show_default=True, help="Stop before passing this time.")
+@click.option("--batch-tokens", default=3000, show_default=True)
+@click.option("--lr", default=2e-3, show_default=True)
+@click.option("--seed", default=1, show_default=True)
+@click.option("--threads", default=2, show_default=True, help="torch CPU threads.")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", show_default=True)
+@click.option("--glove-words", default=None, metavar="F",
+              help="GloVe word list (one a line) where pyarrow is not installed.")
+@click.option("--glove-top", default=40000, show_default=True, help="Frequent GloVe words kept besides "
+              "the training words.")
+@click.option("--hidden", default=DEFAULT_HYPER["hidden"], show_default=True, help="BiLSTM units per direction.")
+@click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
+@click.option("--pos-source", default="as in the training file", help="Note for config.json: where the "
+              "training file's POS tags come from.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
+def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: int, max_minutes: float,
+                  batch_tokens: int, lr: float, seed: int, threads: int, device: str,
+                  glove_words: Optional[str], glove_top: int, hidden: int, layers: int, pos_source: str,
+                  as_json: bool) -> None:
+    """Train a dependency parser: nlpipe train parse --train T --dev D --out M."""
+    if parser != "biaffine":
+        raise NlpipeError(f"--parser {parser}: not available yet (only biaffine)")
+    result = train(train_path, dev_path, out_dir, epochs=epochs, max_minutes=max_minutes,
+                   batch_tokens=batch_tokens, lr=lr, seed=seed, threads=threads, device=device,
+                   glove_words_file=glove_words, glove_top=glove_top,
+                   hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source)
+    best = result["best"]
+    click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
+               f"{result['minutes']} min -> {out_dir}", err=True)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))

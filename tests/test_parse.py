@@ -1,0 +1,167 @@
+"""The parse stage: training on a tiny treebank, save/load, annotation of HEAD/DEPREL only, errors."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
+from nlpipe.decode.mst import is_tree
+from nlpipe.errors import InputError, ModelError
+from nlpipe.stage import load_stage, read_config
+from nlpipe.stages import parse as P
+
+TREEBANK = """\
+# sent_id = a
+# text = The dog barks.
+1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
+2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
+3\tbarks\tbark\tVERB\tVBZ\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+# sent_id = b
+# text = A cat sleeps on the mat.
+1\tA\ta\tDET\tDT\t_\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\tNN\t_\t3\tnsubj\t_\t_
+3\tsleeps\tsleep\tVERB\tVBZ\t_\t0\troot\t_\t_
+4\ton\ton\tADP\tIN\t_\t6\tcase\t_\t_
+5\tthe\tthe\tDET\tDT\t_\t6\tdet\t_\t_
+6\tmat\tmat\tNOUN\tNN\t_\t3\tobl\t_\tSpaceAfter=No
+7\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+# sent_id = c
+# text = Dogs bark.
+1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_
+2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\tSpaceAfter=No
+3\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_
+
+"""
+
+# To parse: a multiword token and an empty node must pass through untouched.
+INPUT = """\
+# sent_id = x
+# text = The cat's mat sleeps.
+1\tThe\tthe\tDET\tDT\t_\t_\t_\t_\t_
+2-3\tcat's\t_\t_\t_\t_\t_\t_\t_\t_
+2\tcat\tcat\tNOUN\tNN\t_\t_\t_\t_\t_
+3\t's\t's\tPART\tPOS\t_\t_\t_\t_\t_
+4\tmat\tmat\tNOUN\tNN\t_\t_\t_\t_\tKeep=me
+4.1\tis\tbe\tAUX\tVBZ\t_\t_\t_\t_\t_
+5\tsleeps\tsleep\tVERB\tVBZ\t_\t_\t_\t_\tSpaceAfter=No
+6\t.\t.\tPUNCT\t.\t_\t_\t_\t_\t_
+
+# sent_id = y
+1\tBark\tbark\tVERB\tVB\t_\t_\t_\t_\t_
+
+"""
+
+TINY = {"word_dim": 8, "shape_dim": 2, "affix_dim": 8, "tag_dim": 4, "hidden": 8, "layers": 2,
+        "arc_dim": 8, "rel_dim": 4, "dropout": 0.0, "word_dropout": 0.0, "tag_dropout": 0.0}
+GLOVE = (["the", "dog", "cat", "."], np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32))
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("parse")
+    (d / "train.conllu").write_text(TREEBANK, encoding="utf-8")
+    log = io.StringIO()
+    result = P.train(str(d / "train.conllu"), str(d / "train.conllu"), str(d / "model"), epochs=40,
+                     batch_tokens=8, lr=1e-2, decay=1.0, threads=1, hyper=TINY, glove=GLOVE, log=log)
+    assert result["history"] and "epoch" in log.getvalue()
+    return d / "model"
+
+
+def test_training_fits_a_tiny_treebank_and_saves_plain_files(model_dir):
+    config = read_config(model_dir, "parse")
+    assert config["arch"] == "biaffine.v1" and config["labels"][0] == "root"
+    assert config["training"]["scores"]["dev_las"] == 100.0  # it can memorise three sentences
+    assert sorted(p.name for p in model_dir.iterdir()) == ["config.json", "vocab.json", "weights.pt"]
+    torch.load(model_dir / "weights.pt", weights_only=True)
+
+
+def test_annotate_writes_only_head_and_deprel(model_dir):
+    stage = load_stage("parse", str(model_dir))
+    sents = parse_string(INPUT)
+    before = [[list(r) for r in s.rows] for s in sents]
+    out = list(stage.annotate(sents))
+    for s, rows in zip(out, before):
+        for r, old in zip(s.rows, rows):
+            if not r[0].isdigit():
+                assert r == old  # multiword tokens and empty nodes untouched
+                continue
+            assert r[:HEAD] == old[:HEAD] and r[DEPREL + 1:] == old[DEPREL + 1:]
+        heads = np.array([0] + [int(w[HEAD]) for w in s.words])
+        assert is_tree(heads)
+        assert sum(w[DEPREL] == "root" for w in s.words) == 1
+        assert all((w[DEPREL] == "root") == (w[HEAD] == "0") for w in s.words)
+    assert to_string(out).count("\n\n") == 2
+
+
+@pytest.mark.parametrize("projective", [False, True])
+def test_probs_go_to_misc_and_lie_in_0_1(model_dir, projective):
+    stage = load_stage("parse", str(model_dir), probs=True, projective=projective)
+    out = list(stage.annotate(parse_string(INPUT)))
+    for s in out:
+        for w in s.words:
+            p = float(misc_get(w[MISC], "HeadProb"))
+            assert 0.0 <= p <= 1.0
+    assert misc_get(out[0].words[3][MISC], "Keep") == "me"
+
+
+def test_padded_batch_equals_each_sentence_alone(model_dir):
+    stage = load_stage("parse", str(model_dir))
+    examples = [P._example(s, "", False) for s in parse_string(TREEBANK + INPUT)]
+    together = stage.model.predict(examples, probs=True)
+    for e, t in zip(examples, together):
+        alone = stage.model.predict([e], probs=True)[0]
+        assert alone[0] == t[0] and alone[1] == t[1]
+        assert np.allclose(alone[2], t[2], atol=1e-5)
+
+
+def test_untrained_model_still_gives_trees(tmp_path):
+    vocab = P.build_vocab([P._example(s, "", True) for s in parse_string(TREEBANK)], [], 0)
+    model = P.BiaffineModel(vocab, TINY)  # zero biaffine weights: every head scores the same
+    for projective in (False, True):
+        for heads, rels, _ in model.predict([P._example(s, "", False) for s in parse_string(TREEBANK)],
+                                            projective=projective):
+            assert is_tree(np.array([0] + heads)) and rels[heads.index(0)] == "root"
+
+
+def test_training_file_without_gold_heads_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(TREEBANK.replace("2\tdog\tdog\tNOUN\tNN\t_\t3", "2\tdog\tdog\tNOUN\tNN\t_\t_"), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        P.read_treebank(str(bad))
+    assert str(e.value).startswith(f"{bad}:4:") and "HEAD" in str(e.value)
+
+
+@pytest.mark.parametrize("damage", ["missing-weights", "corrupt-weights", "missing-vocab", "bad-config"])
+def test_broken_model_gives_model_error(model_dir, tmp_path, damage):
+    d = tmp_path / "m"
+    d.mkdir()
+    for p in model_dir.iterdir():
+        (d / p.name).write_bytes(p.read_bytes())
+    if damage == "missing-weights":
+        (d / "weights.pt").unlink()
+    elif damage == "corrupt-weights":
+        (d / "weights.pt").write_bytes((d / "weights.pt").read_bytes()[:100])
+    elif damage == "missing-vocab":
+        (d / "vocab.json").unlink()
+    else:
+        config = json.loads((d / "config.json").read_text())
+        config["model"]["hidden"] = 9
+        (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError):
+        load_stage("parse", str(d))
+
+
+def test_length_batches_respect_the_token_budget():
+    lengths = [5, 1, 9, 3, 3, 7, 2]
+    batches = P.length_batches(lengths, 12)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) == 1 or len(b) * (max(lengths[i] for i in b) + 1) <= 12
