@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end speed of `nlpipe annotate` on raw text, per-stage breakdown, --jobs, peak RSS.
 
-    python bench/annotate.py [--jobs 1,2] [--repeat N] [--stages S1,S2] [--json]
+    python bench/annotate.py [--jobs 1,2] [--repeat N] [--copies K] [--stages S1,S2] [--json]
     python bench/annotate.py --big [--size-gb 1.0]
 
 Input: the raw text of en_ewt test (built with nlpipe.evaluate.raw_text from
@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.conllu_io import parse_string, read_file  # noqa: E402
 from nlpipe.evaluate import raw_text  # noqa: E402
+from nlpipe.parallel import usable_cpus  # noqa: E402
 from nlpipe.pipeline import CHUNK_SENTENCES, available_stages  # noqa: E402
 from nlpipe.stage import load_stage  # noqa: E402
 
@@ -66,12 +67,12 @@ def nlpipe(*args: str) -> List[str]:
     return [sys.executable, "-m", "nlpipe.cli", *args]
 
 
-def build_text(tmp: Path) -> Path:
+def build_text(tmp: Path, copies: int) -> Path:
     test = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
     if not test.is_file():
         sys.exit(f"bench: {test} not found (set NLPIPE_CORPORA)")
     path = tmp / "en_ewt-test.txt"
-    path.write_text(raw_text(read_file(str(test))), encoding="utf-8")
+    path.write_text("\n\n".join([raw_text(read_file(str(test)))] * copies), encoding="utf-8")
     return path
 
 
@@ -152,6 +153,7 @@ def main() -> None:
     ap.add_argument("--jobs", default="1,2", help="comma-separated --jobs values to run")
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs per row")
     ap.add_argument("--stages", default=None, help="stages (default: every stage with a shipped model)")
+    ap.add_argument("--copies", type=int, default=1, help="repeat the test text K times (less start-up share)")
     ap.add_argument("--json", action="store_true", help="print one JSON result")
     ap.add_argument("--big", action="store_true", help="the 1 GB peak-RSS check instead")
     ap.add_argument("--size-gb", type=float, default=1.0)
@@ -161,13 +163,14 @@ def main() -> None:
         return
     stages = args.stages.split(",") if args.stages else available_stages()
     with tempfile.TemporaryDirectory() as tmp:
-        text = build_text(Path(tmp))
+        text = build_text(Path(tmp), args.copies)
         out = Path(tmp) / "out.conllu"
         subprocess.run(nlpipe("annotate", "--stages", "tokenize", str(text), "-o", str(out)), check=True, cwd=REPO)
         sents = parse_string(out.read_text(encoding="utf-8"))
         words = sum(len(s.words) for s in sents)
-        result: Dict[str, Any] = {"input": f"en_ewt test raw text ({len(sents)} sentences, {words} tokens)",
-                                  "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        copies = f"{args.copies} x " if args.copies > 1 else ""
+        result: Dict[str, Any] = {"input": f"{copies}en_ewt test raw text ({len(sents)} sentences, {words} tokens)",
+                                  "machine": f"{platform.processor() or platform.machine()}, {usable_cpus()} usable cores",
                                   "stages": stages, "runs": []}
         for jobs in [int(j) for j in args.jobs.split(",")]:
             cmd = nlpipe("annotate", "--stages", ",".join(stages), "--jobs", str(jobs), str(text), "-o", os.devnull)

@@ -88,6 +88,14 @@ def _work(chunk: Chunk) -> Tuple[Optional[Tuple[Any, ...]], Optional[ChunkResult
         return _pack(e), None
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. under taskset or a container quota)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _context() -> Any:
     # fork: workers start at once and inherit the stage registry as the parent has it; the parent
     # loads no neural model before forking (only the tokenizer, which is plain Python).
@@ -101,7 +109,7 @@ class ChunkPool:
     def __init__(self, spec: PipelineSpec, jobs: int, ahead: Optional[int] = None):
         self.jobs = jobs
         self.ahead = ahead or 2 * jobs
-        threads = max(1, (os.cpu_count() or 1) // jobs)
+        threads = max(1, usable_cpus() // jobs)
         self.pool = _context().Pool(jobs, initializer=_init, initargs=(spec, threads, os.getpid()))
         self._document: Optional[bool] = None
 

@@ -289,3 +289,24 @@ def test_reader_round_trips_or_raises_input_error(text, batch):
         assert whole == (e.line, e.message)
     else:
         assert whole is None and "".join(i.to_string() for i in items) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# A 5,000-word sentence through every shipped stage
+
+def test_a_5000_word_sentence_through_the_shipped_stages(tmp_path):
+    from nlpipe.pipeline import available_stages
+
+    stages = [s for s in available_stages() if s != "tokenize"]
+    if not stages:
+        pytest.skip("no shipped stage besides tokenize yet")
+    words = [f"w{i % 97}" if i % 13 else "Smith" for i in range(5000)]
+    rows = [f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_" for i, w in enumerate(words, 1)]
+    src = tmp_path / "long.conllu"
+    src.write_text("# sent_id = long-1\n" + "\n".join(rows) + "\n\n" + sentences(1), encoding="utf-8")
+    r = run_cli("annotate", "--stages", ",".join(stages), str(src))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode("utf-8")
+    for line in r.stderr.decode().splitlines():  # a stage that cannot take it says so, by sent_id
+        assert line.startswith("nlpipe: warning: sentence long-1 (") and "limit" in line
+    assert len(out.split("\n\n")) == 3
