@@ -186,3 +186,18 @@ def test_shipped_model_accuracy_on_ewt_dev(corpora):
         pytest.skip("shipped model nlpipe/models/pos-ewt not built yet")
     r = evaluate("pos", str(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"), model=str(SHIPPED))
     assert r["xpos"] >= 94.0 and r["upos"] >= 94.5
+
+
+def test_templates_file(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    spec = tmp_path / "templates.txt"
+    spec.write_text("# lexical\nlower@0\n\ntag@-1  # history\n", encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--templates", str(spec), *TRAIN_ARGS])
+    assert r.exit_code == 0, r.output
+    assert load_stage("pos", str(tmp_path / "m")).model.template_names == ["lower@0", "tag@-1"]
+    spec.write_text("lower@0\nlower@9\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        pos.read_templates(str(spec))
+    assert e.value.line == 2

@@ -103,6 +103,29 @@ def read_tagged(path: str) -> List[tuple]:
     return out
 
 
+def read_templates(path: str) -> List[str]:
+    """Template specs from a file, one per line (blank lines and ``#`` comments skipped)."""
+    from ..errors import InputError
+    from ..linear.templates import parse_template
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise NlpipeError(f"{path}: cannot read templates ({e.strerror})") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        spec = line.split("#", 1)[0].strip()
+        if spec:
+            try:
+                parse_template(spec)
+            except ValueError as e:
+                raise InputError(path, n, str(e)) from None
+            out.append(spec)
+    if not out:
+        raise NlpipeError(f"{path}: no templates")
+    return out
+
+
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
                 margin: Optional[float] = None, log=lambda s: None) -> Dict[str, Any]:
     """Train and save a tagger; return the config written."""
@@ -150,12 +173,14 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
 @click.option("--wrapper-sample", type=int, default=30000, show_default=True,
               help="Training tokens used by ordering runs.")
 @click.option("--wrapper-epochs", type=int, default=2, show_default=True)
+@click.option("--templates", default=None, metavar="FILE",
+              help="Candidate templates, one per line (default: the built-in set of 47).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
 def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
                   order_from: Optional[str], train_margin: float, margin: Optional[float], epochs: int,
                   lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
-                  wrapper_epochs: int, seed: int, as_json: bool) -> None:
+                  wrapper_epochs: int, templates: Optional[str], seed: int, as_json: bool) -> None:
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     import json
 
@@ -166,6 +191,8 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
                            wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
     if mode == "fixed" and not fixed_n:
         raise NlpipeError("--mode fixed needs --n")
+    if templates is not None:
+        options.templates = read_templates(templates)
     start = time.time()
 
     def log(msg: str) -> None:
