@@ -22,7 +22,6 @@ must stay under 1 GB whatever the input size). It takes long: run it with `nice`
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import platform

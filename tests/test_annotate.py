@@ -3,7 +3,6 @@ detection, --keep-existing, document-aligned chunks, per-file output, long sente
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -96,3 +96,11 @@ def test_one_model_per_stage_option_reaches_the_workers(tmp_path, monkeypatch, f
     out = run(tmp_path, files[1:], "o.conllu", stages=["pos", "parse"], models={"parse": str(other)}, jobs=2)
     long = [s for s in parse_string(out) if len(s.words) > 2]
     assert long and all(w[6] == "_" for s in long for w in s.words)
+
+
+def test_per_file_output_with_jobs(tmp_path, monkeypatch, files):
+    install(tmp_path / "models", monkeypatch)
+    run_annotate([str(p) for p in files], str(tmp_path / "one") + "/", batch=4)
+    run_annotate([str(p) for p in files], str(tmp_path / "two") + "/", batch=4, jobs=2)
+    for name in ("a.conllu", "b.conllu"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()

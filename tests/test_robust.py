@@ -289,6 +289,12 @@ def test_reader_round_trips_or_raises_input_error(text, batch):
         assert whole == (e.line, e.message)
     else:
         assert whole is None and "".join(i.to_string() for i in items) == text
+    # with --skip-bad every input comes out unchanged: good sentences round-trip, bad ones verbatim
+    if data:
+        warnings = []
+        items = [i for c in conllu_chunks(io.BytesIO(data), "f", batch) for i in parse_chunk(c, True, warnings.append)]
+        assert "".join(i.to_string() for i in items) == text
+        assert bool(warnings) == (whole is not None)
 
 
 # ---------------------------------------------------------------------------------------------
