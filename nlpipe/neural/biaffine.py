@@ -61,8 +61,9 @@ class BiaffineParser(nn.Module):
         hsel = head.gather(1, heads.clamp(min=0)[..., None].expand(-1, -1, head.shape[-1]))
         b, n, r = dep.shape
         # dep_i U_l head_i for every label l, as one matrix product ([b*n, r] x [r, L*r]; nn.Bilinear is slow)
-        du = (dep.reshape(b * n, r) @ self.rel_w.permute(1, 0, 2).reshape(r, -1)).view(b, n, -1, r)
-        return (du * hsel[:, :, None, :]).sum(-1) + self.rel_linear(torch.cat([dep, hsel], -1))
+        du = (dep.reshape(b * n, r) @ self.rel_w.permute(1, 0, 2).reshape(r, -1)).view(b * n, -1, r)
+        bilinear = torch.bmm(du, hsel.reshape(b * n, r, 1)).view(b, n, -1)
+        return bilinear + self.rel_linear(torch.cat([dep, hsel], -1))
 
     def loss(self, s_arc: torch.Tensor, rel_states: Tuple[torch.Tensor, torch.Tensor], heads: torch.Tensor,
              rels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
