@@ -165,3 +165,25 @@ def test_length_batches_respect_the_token_budget():
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     for b in batches:
         assert len(b) == 1 or len(b) * (max(lengths[i] for i in b) + 1) <= 12
+
+
+def test_input_without_pos_is_an_input_error(model_dir):
+    stage = load_stage("parse", str(model_dir))
+    text = INPUT.replace("\tDET\tDT\t", "\t_\t_\t").replace("\tNOUN\tNN\t", "\t_\t_\t")
+    text = text.replace("\tPART\tPOS\t", "\t_\t_\t").replace("\tVERB\tVBZ\t", "\t_\t_\t").replace("\tPUNCT\t.\t", "\t_\t_\t")
+    with pytest.raises(InputError) as e:
+        list(stage.annotate(parse_string(text)))
+    assert ":1:" in str(e.value) and "nlpipe pos" in str(e.value)
+
+
+def test_cli_parses_and_reports_errors_in_one_line(model_dir, tmp_path):
+    from conftest import run_cli
+
+    r = run_cli("parse", "--model", str(model_dir), input=INPUT.encode())
+    assert r.returncode == 0, r.stderr
+    out = parse_string(r.stdout.decode())
+    assert len(out) == 2 and all(is_tree(np.array([0] + [int(w[HEAD]) for w in s.words])) for s in out)
+    r = run_cli("parse", "--model", str(model_dir), input=b"1\tA\n")
+    assert r.returncode == 2 and r.stderr.decode().startswith("nlpipe: error: <stdin>:1:")
+    r = run_cli("train", "parse", "--parser", "transition", "--train", "x", "--dev", "y", "--out", str(tmp_path))
+    assert r.returncode == 2 and b"transition" in r.stderr

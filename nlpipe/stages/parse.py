@@ -220,6 +220,10 @@ class ParseStage:
 
     def _fill(self, chunk: List[Sentence]) -> None:
         todo = [s for s in chunk if s.words]
+        for s in todo:
+            if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
+                raise InputError("<input>", s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                                                            "the parser reads them: run 'nlpipe pos' first")
         examples = [_example(s, "", False) for s in todo]
         for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
             results = self.model.predict([examples[i] for i in batch], self.projective, self.probs)
