@@ -14,6 +14,8 @@ import sys
 import threading
 import time
 from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Deque, Iterable, Iterator, Optional, Tuple
 
 from .errors import InputError, ModelError, NlpipeError
@@ -104,13 +106,18 @@ def _context() -> Any:
 
 
 class ChunkPool:
-    """``jobs`` worker processes running :func:`nlpipe.pipeline.process_chunk`, results in order."""
+    """``jobs`` worker processes running :func:`nlpipe.pipeline.process_chunk`, results in order.
+
+    A worker that dies (killed, out of memory) ends the run with an error instead of a hang: the
+    executor notices the lost process, where ``multiprocessing.Pool`` would wait for its result forever.
+    """
 
     def __init__(self, spec: PipelineSpec, jobs: int, ahead: Optional[int] = None):
         self.jobs = jobs
         self.ahead = ahead or 2 * jobs
         threads = max(1, usable_cpus() // jobs)
-        self.pool = _context().Pool(jobs, initializer=_init, initargs=(spec, threads, os.getpid()))
+        self.executor = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_init,
+                                            initargs=(spec, threads, os.getpid()))
         self._document: Optional[bool] = None
 
     @property
@@ -118,32 +125,39 @@ class ChunkPool:
         """Whether a stage reads whole documents; asked of a worker once it has loaded the models
         (the first call waits for that, so the main process loads its tokenizer meanwhile)."""
         if self._document is None:
-            error, self._document = self.pool.apply(_info)
+            error, document = self._get(self.executor.submit(_info))
             if error is not None:
                 raise _unpack(error)
+            self._document = document
         return self._document
 
     def map(self, chunks: Iterable[Chunk]) -> Iterator[ChunkResult]:
         """Annotate ``chunks`` in the workers; yields results in the order of ``chunks``."""
-        pending: Deque[Any] = deque()
+        pending: Deque[Future] = deque()
         for chunk in chunks:
-            pending.append(self.pool.apply_async(_work, (chunk,)))
+            pending.append(self.executor.submit(_work, chunk))
             if len(pending) >= self.ahead:
                 yield self._result(pending.popleft())
         while pending:
             yield self._result(pending.popleft())
 
-    @staticmethod
-    def _result(job: Any) -> ChunkResult:
-        error, result = job.get()
+    def _result(self, job: Future) -> ChunkResult:
+        error, result = self._get(job)
         if error is not None:
             raise _unpack(error)
         return result
 
+    @staticmethod
+    def _get(job: Future) -> Any:
+        try:
+            return job.result()
+        except BrokenProcessPool:
+            raise NlpipeError("a worker process died (killed, or out of memory?); "
+                              "nothing more was written") from None
+
     def close(self) -> None:
-        self.pool.close()
-        self.pool.join()
+        self.executor.shutdown(wait=True)
 
     def terminate(self) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        # queued chunks are dropped; running ones end with their chunk (or with this process)
+        self.executor.shutdown(wait=False, cancel_futures=True)

@@ -11,7 +11,8 @@ workers and subprocesses (through :func:`subprocess_env`) load exactly the same 
   and ``NE=B-X`` on capitalised words after the first.
 
 Options in the model block: ``delay`` (seconds per sentence), ``max_len``, ``fail_marker`` (fail
-once, while that file does not exist, then create it), ``load_log`` (append the pid at each load).
+once, while that file does not exist, then create it), ``load_log`` (append the pid at each load),
+``die_unless_pid`` (end any other process abruptly: a worker dying under the main process).
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Standin:
         self.delay = float(options.get("delay", 0))
         self.max_len = options.get("max_len")
         self.fail_marker = options.get("fail_marker")
+        self.die_pid = options.get("die_unless_pid")
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         it = iter(sentences)
@@ -61,6 +63,8 @@ class Standin:
             yield from batch
 
     def _maybe_fail(self) -> None:
+        if self.die_pid is not None and os.getpid() != self.die_pid:
+            os._exit(9)  # a worker process dies as if killed
         if self.fail_marker and not os.path.exists(self.fail_marker):
             Path(self.fail_marker).write_text("failed once\n")
             raise RuntimeError("stand-in failure (first try)")
@@ -120,7 +124,7 @@ def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> Standin:
 def model_path(root: Path, stage: str, **options: Any) -> Path:
     """Where :func:`make_model` puts the stand-in model for ``stage`` with ``options``."""
     return root / (f"standin-{stage}" + "".join(f"-{k}{v}" for k, v in sorted(options.items())
-                                                 if k not in ("load_log", "fail_marker")))
+                                                 if k not in ("load_log", "fail_marker", "die_unless_pid")))
 
 
 def make_model(root: Path, stage: str, **options: Any) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nlpipe.conllu_io import parse_string
-from nlpipe.errors import InputError, ModelError
+from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.pipeline import run_annotate
 from test_annotate_standins import install, make_model
 
@@ -104,3 +104,11 @@ def test_per_file_output_with_jobs(tmp_path, monkeypatch, files):
     run_annotate([str(p) for p in files], str(tmp_path / "two") + "/", batch=4, jobs=2)
     for name in ("a.conllu", "b.conllu"):
         assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_a_dying_worker_ends_the_run_with_an_error_not_a_hang(tmp_path, monkeypatch, files):
+    install(tmp_path / "models", monkeypatch, stages=("pos",), die_unless_pid=os.getpid())
+    out = tmp_path / "out.conllu"
+    with pytest.raises(NlpipeError, match="a worker process died"):
+        run_annotate([str(files[1])], str(out), ["pos"], jobs=2, batch=4)
+    assert not out.exists()
