@@ -12,6 +12,7 @@ again. Dask is an optional dependency (``pip install 'nlpipe[dask]'``) imported 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import InputError, NlpipeError
@@ -20,6 +21,9 @@ from .pipeline import (CHUNK_SENTENCES, Annotator, PipelineSpec, plan_outputs, p
 from .progress import Progress
 
 _annotators: Dict[str, Annotator] = {}  # per worker process: spec key -> loaded pipeline
+# Stage objects are not meant to be shared between threads: a worker with several threads runs its
+# files one at a time (start workers with --nthreads 1 and more processes to use more cores).
+_lock = threading.Lock()
 
 
 def annotate_file_task(spec: PipelineSpec, batch: int, src: str, dst: str) -> Dict[str, Any]:
@@ -27,12 +31,13 @@ def annotate_file_task(spec: PipelineSpec, batch: int, src: str, dst: str) -> Di
     values (``{"error": ...}``), since they are final; anything else raises and may be retried."""
     warnings: List[str] = []
     try:
-        key = spec.key()
-        ann = _annotators.get(key)
-        if ann is None:
-            ann = _annotators[key] = Annotator(spec, 1, batch, warn=warnings.append)
-        ann.warn = warnings.append
-        stats = ann.run_file(src, dst)
+        with _lock:
+            key = spec.key()
+            ann = _annotators.get(key)
+            if ann is None:
+                ann = _annotators[key] = Annotator(spec, 1, batch)
+            ann.warn = warnings.append
+            stats = ann.run_file(src, dst)
     except InputError as e:
         return {"error": str(e), "kind": "input", "warnings": warnings}
     except NlpipeError as e:
