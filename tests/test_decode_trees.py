@@ -144,3 +144,20 @@ def test_cle_breaks_a_greedy_cycle():
     s = np.full((3, 3), -10.0)
     s[1, 2], s[2, 1], s[1, 0], s[2, 0] = 5.0, 5.0, 1.0, 0.0
     assert chu_liu_edmonds(s).tolist() == [0, 0, 1]
+
+
+def test_projective_mask_agrees_with_pairwise_check():
+    rng = np.random.default_rng(3)
+    heads, lengths, expect = [], [], []
+    for n in range(1, 6):
+        for t in TREES[(n, False)][:: max(1, len(TREES[(n, False)]) // 20)]:
+            row = np.zeros(7, dtype=np.int64)
+            row[: n + 1] = t
+            row[n + 1:] = rng.integers(0, 7, 6 - n)  # padding garbage must not matter
+            heads.append(row)
+            lengths.append(n)
+            expect.append(is_projective(t))
+    from nlpipe.decode.mst import projective_mask
+
+    got = projective_mask(np.array(heads), np.array(lengths))
+    assert got.tolist() == expect and not all(expect) and any(expect)

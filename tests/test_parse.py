@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
-from nlpipe.decode.mst import is_tree
+from nlpipe.decode.mst import is_tree, projective_mask
 from nlpipe.errors import InputError, ModelError
 from nlpipe.stage import load_stage, read_config
 from nlpipe.stages import parse as P
@@ -129,6 +129,8 @@ def test_untrained_model_still_gives_trees(tmp_path):
         for heads, rels, _ in model.predict([P._example(s, "", False) for s in parse_string(TREEBANK)],
                                             projective=projective):
             assert is_tree(np.array([0] + heads)) and rels[heads.index(0)] == "root"
+            if projective:
+                assert projective_mask(np.array([[0] + heads]), np.array([len(heads)]))[0]
 
 
 def test_training_file_without_gold_heads_names_file_and_line(tmp_path):

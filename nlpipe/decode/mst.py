@@ -2,7 +2,8 @@
 
 Shapes: ``scores`` is ``[n + 1, n + 1]`` indexed ``scores[dep, head]``; position 0 is the artificial
 root, row 0 is ignored. The result ``heads`` is ``[n + 1]`` with ``heads[0] == 0``.
-Also the tree checks shared by every parser: :func:`is_tree` and the batched :func:`tree_mask`.
+Also the tree checks shared by every parser: :func:`is_tree` and the batched :func:`tree_mask` and
+:func:`projective_mask`.
 """
 from __future__ import annotations
 
@@ -115,3 +116,17 @@ def tree_mask(heads: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     for _ in range(max(1, int(np.ceil(np.log2(n + 1))) + 1)):
         up = up[rows, up]
     return in_range & one_root & (up == 0).all(1)
+
+
+def projective_mask(heads: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``[batch]`` bools: which rows of ``heads [batch, N]`` have no two crossing arcs (padding ignored)."""
+    n = heads.shape[1]
+    pos = np.arange(n)[None, :]
+    valid = (pos >= 1) & (pos <= lengths[:, None])
+    left = np.minimum(heads, pos)
+    right = np.maximum(heads, pos)
+    li, ri = left[:, :, None], right[:, :, None]
+    lj, rj = left[:, None, :], right[:, None, :]
+    cross = (li < lj) & (lj < ri) & (ri < rj)
+    both = valid[:, :, None] & valid[:, None, :]
+    return ~(cross & both).any((1, 2))

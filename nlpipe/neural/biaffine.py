@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..decode.eisner import eisner
-from ..decode.mst import chu_liu_edmonds, tree_mask
+from ..decode.mst import chu_liu_edmonds, projective_mask, tree_mask
 from .parser_encoder import ParserEncoder
 
 # Arc scores of impossible heads (padding). Finite, so that chart gradients stay finite.
@@ -79,23 +79,27 @@ class BiaffineParser(nn.Module):
                projective: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
         """Well-formed trees (one root dependent) and labels: ``(heads, rels) [batch, N]``.
 
-        The greedy heads are kept where they already form a tree; only the other sentences go
-        through Chu-Liu-Edmonds (or Eisner when ``projective``, which is always run then).
+        The greedy heads are kept where they already form a tree (a projective one when
+        ``projective``); only the other sentences go through Chu-Liu-Edmonds (or Eisner).
         """
         lengths = mask.sum(1) - 1
         log_p = s_arc.log_softmax(-1)
         heads = log_p.argmax(-1)
         heads[:, 0] = 0
         heads = heads.masked_fill(~mask, 0)
+        h_np, len_np = heads.cpu().numpy(), lengths.cpu().numpy()
+        ok = tree_mask(h_np, len_np)
         if projective:
-            heads = eisner(log_p, mask)
-        else:
-            ok = tree_mask(heads.cpu().numpy(), lengths.cpu().numpy())
-            if not ok.all():
-                lp = log_p.cpu().double().numpy()
-                for b in np.flatnonzero(~ok):
-                    n = int(lengths[b]) + 1
-                    heads[b, :n] = torch.from_numpy(chu_liu_edmonds(lp[b, :n, :n]))
+            ok &= projective_mask(h_np, len_np)
+            redo = torch.from_numpy(np.flatnonzero(~ok)).to(heads.device)
+            if len(redo):
+                n = int(lengths[redo].max()) + 1
+                heads[redo, :n] = eisner(log_p[redo, :n, :n], mask[redo, :n])
+        elif not ok.all():
+            lp = log_p.cpu().double().numpy()
+            for b in np.flatnonzero(~ok):
+                n = int(lengths[b]) + 1
+                heads[b, :n] = torch.from_numpy(chu_liu_edmonds(lp[b, :n, :n]))
         s_rel = self.rel_scores(rel_states, heads)
         is_root = heads == 0
         s_rel[..., self.root_rel] = s_rel[..., self.root_rel].masked_fill(~is_root, float("-inf"))
