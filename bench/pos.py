@@ -95,7 +95,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--work", default="/tmp/nlpipe-bench-pos", help="where baseline models are trained/kept")
     ap.add_argument("--corpus", default=str(CORPORA / "en_ewt"))
     ap.add_argument("--split", default="test")
-    ap.add_argument("--margins", default="0.25,0.5,0.75,1.0,1.5")
+    ap.add_argument("--margins", default="0.25,0.5,0.75,1.0,1.5",
+                    help="tagging margins of the dynamic model (it was trained with margin 1.0)")
     ap.add_argument("--fixed", default="1,3,5,10")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=MODEL@MARGIN",

@@ -6,6 +6,8 @@ cases at the edges. Attributes are computed once per word type and cached.
 """
 from __future__ import annotations
 
+import re
+import string
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Sequence, Tuple
 
@@ -20,16 +22,23 @@ ATTRS: Tuple[str, ...] = ("form", "lower", "p1", "p2", "p3", "p4", "s1", "s2", "
 ATTR_INDEX: Dict[str, int] = {a: i for i, a in enumerate(ATTRS)}
 
 
+_ASCII_SHAPE = str.maketrans(string.ascii_uppercase + string.ascii_lowercase + string.digits,
+                             "X" * 26 + "x" * 26 + "d" * 10)
+_RUNS = re.compile(r"(.)\1\1+")
+
+
 def normalize(form: str) -> str:
     """Lower-case and map every digit to 0 (so all 4-digit years share one feature)."""
     low = form.lower()
-    if any(c.isdigit() for c in low):
+    if any(map(str.isdigit, low)):
         low = "".join("0" if c.isdigit() else c for c in low)
     return low
 
 
 def shape(form: str) -> str:
     """Word shape with runs longer than two collapsed: "Hello" -> "Xxx", "1990s" -> "ddx"."""
+    if form.isascii():
+        return _RUNS.sub(r"\1\1", form.translate(_ASCII_SHAPE))
     out: List[str] = []
     run = 0
     for c in form:
@@ -51,13 +60,13 @@ def flags(form: str) -> str:
         f.append("C")
     if form.isupper() and len(form) > 1:
         f.append("A")
-    if any(c.isdigit() for c in form):
+    if any(map(str.isdigit, form)):
         f.append("D")
         if form.replace(",", "").replace(".", "").isdigit():
             f.append("N")
     if "-" in form:
         f.append("H")
-    if not any(c.isalnum() for c in form):
+    if not any(map(str.isalnum, form)):
         f.append("P")
     return "".join(f) or "-"
 
