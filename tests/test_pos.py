@@ -77,6 +77,7 @@ def test_training_writes_a_loadable_model(model_dir):
     config = json.loads((model_dir / "config.json").read_text())
     assert config["stage"] == "pos" and config["arch"] == "dfs-tagger.v1" and config["model"]["margin"] == 1.0
     assert config["training"]["scores"]["dev_joint"] == 100.0
+    assert config["training"]["scores"]["dev_upos"] == config["training"]["scores"]["dev_xpos"] == 100.0
     tagger = load_stage("pos", str(model_dir), device="cuda")
     assert tagger.name == "pos" and tagger.margin == 1.0 and {"upos", "xpos"} <= tagger.provides
 

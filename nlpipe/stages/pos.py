@@ -126,6 +126,17 @@ def read_templates(path: str) -> List[str]:
     return out
 
 
+def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float]) -> Dict[str, float]:
+    """UPOS/XPOS accuracy of ``model`` at ``margin`` on the dev file (nlpipe.evaluate scoring)."""
+    from ..conllu_io import read_file
+    from ..evaluate import score, strip_stage
+
+    gold = list(read_file(dev))
+    pred = list(PosTagger(model, margin).annotate(strip_stage("pos", gold)))
+    r = score("pos", gold, pred, dev, "<dev predictions>")
+    return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
+
+
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
                 margin: Optional[float] = None, log=lambda s: None) -> Dict[str, Any]:
     """Train and save a tagger; return the config written."""
@@ -139,13 +150,15 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
         read_config(Path(order_from), "pos")
     result = train_tagger(train_data, dev_data, options, order=order, log=log)
     result.model.save(Path(out))
+    scores = dev_scores(result.model, dev, margin)
+    scores["dev_joint"] = round(100 * result.dev_accuracy, 2)
     config = {
         "stage": "pos", "arch": ARCH,
         "model": {"margin": margin, "templates": len(result.model.templates),
                   "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS"},
         "training": {"train": str(train), "dev": str(dev), "order_from": order_from,
                      "parameters": result.model.num_parameters(), **result.summary(),
-                     "scores": {"dev_joint": round(100 * result.dev_accuracy, 2)}},
+                     "scores": scores},
     }
     write_config(Path(out), config)
     return config
@@ -202,6 +215,7 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
         config = train_model(train_file, dev_file, out, options, order_from, margin, log)
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
-    log(f"saved {out}: dev joint accuracy {config['training']['scores']['dev_joint']}")
+    sc = config["training"]["scores"]
+    log(f"saved {out}: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin})")
     if as_json:
         click.echo(json.dumps(config))
