@@ -29,7 +29,7 @@ class PosTagger:
 
     name = "pos"
     requires = frozenset({"tokenize"})
-    provides = frozenset({"upos", "xpos"})
+    provides = frozenset({"pos", "upos", "xpos"})
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
                  batch_sentences: int = BATCH_SENTENCES):
