@@ -68,7 +68,22 @@ def _stage_command(stage: str, help_text: str) -> Callable[..., None]:
     return command
 
 
-_stage_command("pos", "Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).")
+
+
+@cli.command(name="pos", help="Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).")
+@INPUT
+@OUTPUT
+@MODEL
+@DEVICE
+@click.option("--margin", type=float, default=None, metavar="m",
+              help="Dynamic feature selection: a word stops adding feature templates once its best tag "
+                   "leads by m (smaller = faster, less accurate; default: the model's; negative: all templates).")
+def pos(input: str, output: str, model: Optional[str], device: str, margin: Optional[float]) -> None:
+    from .pipeline import run_stage
+
+    run_stage("pos", input, output, model=model, device=device, margin=margin)
+
+
 _stage_command("parse", "Predict HEAD and DEPREL (CoNLL-U with POS in).")
 _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.")
 _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
