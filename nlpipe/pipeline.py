@@ -57,11 +57,14 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, **options: Any) -> int:
-    """Apply one stage to a CoNLL-U file; return the number of sentences written."""
-    annotator = load_stage(stage, model, **options)
-    stream, name = open_input(input)
-    with open_output(output) as out:
-        return write_conllu(annotator.annotate(read_conllu(stream, name)), out)
+    """Apply one stage to a CoNLL-U file; return the number of sentences written.
+
+    The filter runs the same chunked path as ``annotate`` (length limits included), so a shell
+    pipe of filters and ``annotate`` give the same bytes by construction.
+    """
+    spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options))
+    with Annotator(spec) as ann, open_output(output) as out:
+        return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
 
 def available_stages() -> List[str]:
