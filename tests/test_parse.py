@@ -189,3 +189,14 @@ def test_cli_parses_and_reports_errors_in_one_line(model_dir, tmp_path):
     assert r.returncode == 2 and r.stderr.decode().startswith("nlpipe: error: <stdin>:1:")
     r = run_cli("train", "parse", "--parser", "transition", "--train", "x", "--dev", "y", "--out", str(tmp_path))
     assert r.returncode == 2 and b"transition" in r.stderr
+
+
+def test_training_can_continue_from_a_model(model_dir, tmp_path):
+    train = tmp_path / "t.conllu"
+    train.write_text(TREEBANK, encoding="utf-8")
+    P.train(str(train), str(train), str(tmp_path / "m"), epochs=1, batch_tokens=8, lr=1e-3, threads=1,
+            init=str(model_dir), log=io.StringIO())
+    config = read_config(tmp_path / "m", "parse")
+    assert config["training"]["init"] == str(model_dir)
+    assert config["training"]["scores"]["dev_las"] >= 90.0  # starts from the memorised model
+    assert json.loads((tmp_path / "m" / "vocab.json").read_text()) == json.loads((model_dir / "vocab.json").read_text())

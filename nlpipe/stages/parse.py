@@ -20,7 +20,7 @@ import numpy as np
 
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import InputError, ModelError, NlpipeError
-from ..stage import write_config
+from ..stage import read_config, write_config
 
 ARCH = "biaffine.v1"
 CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
@@ -317,10 +317,13 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
           batch_tokens: int = 3000, lr: float = 2e-3, decay: float = 0.95, seed: int = 1, threads: int = 2,
           device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
-          glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, log: IO[str] = sys.stderr) -> Dict[str, Any]:
+          glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, init: Optional[str] = None,
+          log: IO[str] = sys.stderr) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
     ``glove`` gives ``(words, vectors)`` directly; by default they come from :func:`load_glove`.
+    ``init`` continues training an existing model (its vocabularies and hyper-parameters), e.g. on
+    jack-knifed POS tags after training on gold ones.
     """
     import torch
 
@@ -333,12 +336,15 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     train_ex = read_treebank(train_path)
     dev_sents = [s for s in read_file(dev_path)]
     dev_ex = [_example(s, dev_path, True) for s in dev_sents if s.words]
-    glove_words, vectors = glove if glove is not None else load_glove(glove_words_file)
-    hyper = dict(DEFAULT_HYPER, **(hyper or {}))
-    vocab = build_vocab(train_ex, glove_words, glove_top)
-    model = BiaffineModel(vocab, hyper, resolve_device(device))
-    hits = _glove_init(model, glove_words, vectors)
-    del vectors
+    if init is not None:
+        model = BiaffineModel.load(Path(init), read_config(Path(init), "parse"), resolve_device(device))
+        vocab, hits = model.vocab, -1
+    else:
+        glove_words, vectors = glove if glove is not None else load_glove(glove_words_file)
+        vocab = build_vocab(train_ex, glove_words, glove_top)
+        model = BiaffineModel(vocab, dict(DEFAULT_HYPER, **(hyper or {})), resolve_device(device))
+        hits = _glove_init(model, glove_words, vectors)
+        del vectors
     n_params = sum(p.numel() for p in model.net.parameters())
     log.write(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} in GloVe), "
               f"{len(vocab['rels'])} labels, {n_params} parameters\n")
@@ -371,7 +377,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
         log.flush()
         if scores["las"] > best["las"]:
             best = dict(scores, epoch=epoch)
-            model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch,
+            model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch, "init": init,
                              "pos": pos_source, "minutes": round(minutes, 1),
                              "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
                              "best_epoch": epoch})
@@ -402,20 +408,22 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
               "the training words.")
 @click.option("--hidden", default=DEFAULT_HYPER["hidden"], show_default=True, help="BiLSTM units per direction.")
 @click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
+@click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
+@click.option("--decay", default=0.95, show_default=True, help="Learning-rate factor per epoch.")
 @click.option("--pos-source", default="as in the training file", help="Note for config.json: where the "
               "training file's POS tags come from.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
 def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: int, max_minutes: float,
                   batch_tokens: int, lr: float, seed: int, threads: int, device: str,
-                  glove_words: Optional[str], glove_top: int, hidden: int, layers: int, pos_source: str,
-                  as_json: bool) -> None:
+                  glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
+                  decay: float, pos_source: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse --train T --dev D --out M."""
     if parser != "biaffine":
         raise NlpipeError(f"--parser {parser}: not available yet (only biaffine)")
     result = train(train_path, dev_path, out_dir, epochs=epochs, max_minutes=max_minutes,
                    batch_tokens=batch_tokens, lr=lr, seed=seed, threads=threads, device=device,
                    glove_words_file=glove_words, glove_top=glove_top,
-                   hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source)
+                   hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source, init=init, decay=decay)
     best = result["best"]
     click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
                f"{result['minutes']} min -> {out_dir}", err=True)
