@@ -3,6 +3,7 @@ detection, --keep-existing, document-aligned chunks, per-file output, long sente
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -338,3 +339,32 @@ def test_progress_option_prints_to_stderr(tmp_path):
 def test_quiet_without_a_terminal(tmp_path):
     r = run_cli("annotate", str(REPO / "data" / "sample.txt"))
     assert r.returncode == 0 and r.stderr == b""
+
+
+def test_progress_shows_on_a_terminal(tmp_path):
+    """stderr on a pseudo-terminal: the status line is redrawn in place and ends with the summary."""
+    import pty
+
+    src = tmp_path / "big.txt"
+    src.write_text((REPO / "data" / "sample.txt").read_text(encoding="utf-8") * 20, encoding="utf-8")
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([sys.executable, "-m", "nlpipe.cli", "annotate", str(src), "-o", str(tmp_path / "o")],
+                           stderr=slave, timeout=300)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            seen += data
+    finally:
+        os.close(master)
+    assert r.returncode == 0
+    text = seen.decode()
+    assert text.startswith("\r") and "\nannotate:" not in text
+    last = text.rstrip().splitlines()[-1].split("\r")[-1]
+    assert last.startswith("annotate: ") and " sentences, " in last and " tokens/s in " in last

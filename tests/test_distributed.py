@@ -191,3 +191,22 @@ def test_cluster_needs_an_output_directory(tmp_path):
 
     with pytest.raises(NlpipeError, match="-o must be a directory"):
         run_cluster("tcp://127.0.0.1:1", ["a.txt"], "-")
+
+
+def test_the_command_line_on_a_cluster(tmp_path, cluster):
+    """`nlpipe annotate --cluster ADDR FILES -o DIR/` as a user runs it (tokenize only: no stand-ins)."""
+    from conftest import run_cli
+
+    src = []
+    for k in range(3):
+        p = tmp_path / f"t{k}.txt"
+        p.write_text(file_text(k), encoding="utf-8")
+        src.append(str(p))
+    r = run_cli("annotate", "--stages", "tokenize", "--cluster", cluster.scheduler_address, *src,
+                "-o", str(tmp_path / "out") + "/")
+    assert r.returncode == 0, r.stderr
+    for p in src:
+        local = run_cli("annotate", "--stages", "tokenize", p)
+        assert (tmp_path / "out" / (Path(p).stem + ".conllu")).read_bytes() == local.stdout
+    r = run_cli("annotate", "--stages", "tokenize", "--cluster", "tcp://127.0.0.1:1", src[0], "-o", str(tmp_path / "o2"))
+    assert r.returncode == 2 and r.stderr.startswith(b"nlpipe: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1")
