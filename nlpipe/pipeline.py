@@ -502,9 +502,13 @@ class Annotator:
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)
         if jobs > 1:
-            if self.wants_tokenize:  # while the workers load their models
-                self.tokenizer()
-            self.runner.document  # a model error in a worker shows before any output is opened
+            try:
+                if self.wants_tokenize:  # while the workers load their models
+                    self.tokenizer()
+                self.runner.document  # a model error in a worker shows before any output is opened
+            except BaseException:
+                self.runner.terminate()
+                raise
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
