@@ -45,13 +45,13 @@ def annotate_file_task(spec: PipelineSpec, batch: int, src: str, dst: str) -> Di
     return dict(stats, warnings=warnings)
 
 
-def _client(address: str) -> Any:
+def _client(address: str, timeout: str) -> Any:
     try:
         from distributed import Client
     except ImportError:
         raise NlpipeError("--cluster needs Dask: pip install 'nlpipe[dask]' (dask[distributed])") from None
     try:
-        return Client(address, timeout="10s")
+        return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as e:
         raise NlpipeError(f"cannot reach the Dask scheduler at {address} ({e})") from None
 
@@ -59,7 +59,8 @@ def _client(address: str) -> Any:
 def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[List[str]] = None, *,
                 models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                 batch: int = CHUNK_SENTENCES, retries: int = 2, progress: Optional[bool] = None,
-                warn: Callable[[str], None] = print_warning, **options: Any) -> Dict[str, Any]:
+                warn: Callable[[str], None] = print_warning, connect_timeout: str = "10s",
+                **options: Any) -> Dict[str, Any]:
     """Annotate each input file into ``out_dir`` on the Dask cluster at ``address``.
 
     Returns counts (files done, skipped, retried; sentences, tokens). Raises :class:`NlpipeError`
@@ -80,7 +81,7 @@ def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[
         warn(f"{result['skipped']} of {len(pairs)} output files exist in {out_dir}; not redone")
     if not todo:
         return result
-    client = _client(address)
+    client = _client(address, connect_timeout)
     from distributed import as_completed
 
     failed: List[Tuple[str, str]] = []

@@ -208,5 +208,12 @@ def test_the_command_line_on_a_cluster(tmp_path, cluster):
     for p in src:
         local = run_cli("annotate", "--stages", "tokenize", p)
         assert (tmp_path / "out" / (Path(p).stem + ".conllu")).read_bytes() == local.stdout
-    r = run_cli("annotate", "--stages", "tokenize", "--cluster", "tcp://127.0.0.1:1", src[0], "-o", str(tmp_path / "o2"))
-    assert r.returncode == 2 and r.stderr.startswith(b"nlpipe: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1")
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, cluster):
+    from nlpipe.distributed import run_cluster
+
+    (tmp_path / "a.txt").write_text("Text.\n")
+    with pytest.raises(NlpipeError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1 "):
+        run_cluster("tcp://127.0.0.1:1", [str(tmp_path / "a.txt")], str(tmp_path / "out"), ["tokenize"],
+                    connect_timeout="1s")
