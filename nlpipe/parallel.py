@@ -42,7 +42,7 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 def _die_with_parent(parent: int) -> None:
     """End this worker when the main process dies (e.g. of SIGPIPE under `| head`): an orphan
-    could otherwise wait forever on a queue lock that a killed sibling held."""
+    would otherwise go on holding the pipes of the shell pipeline open, or wait forever."""
     try:
         import ctypes
 
