@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpipe.errors import ModelError
-from nlpipe.linear.attributes import flags, normalize, shape
-from nlpipe.linear.dfs import _stops, tag, tag_sentences
+from nlpipe.linear.attributes import ATTR_INDEX, CLUSTER_ATTRS, Attributes, flags, normalize, shape
+from nlpipe.linear.clusters import Clusters, build_clusters, kmeans
+from nlpipe.linear.dfs import _stops, checkpoint_schedule, tag, tag_sentences
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, parse_template
 from nlpipe.linear.trainer import TrainOptions, train_tagger
@@ -50,7 +51,7 @@ def test_word_attributes():
 @pytest.mark.parametrize("spec,static,history", [
     ("bias", (), ()),
     ("lower@-1+lower@+1", ((1, -1), (1, 1)), ()),
-    ("tag@-2+tag@-1+amb@0", ((12, 0),), (-2, -1)),
+    ("tag@-2+tag@-1+amb@0", ((ATTR_INDEX["amb"], 0),), (-2, -1)),
 ])
 def test_parse_template(spec, static, history):
     t = parse_template(spec)
@@ -166,3 +167,90 @@ def test_out_of_range_entries_raise_model_error(dynamic_model, tmp_path):
     np.savez(tmp_path / "weights.npz", **arrays)
     with pytest.raises(ModelError, match="out of range"):
         TemplatedModel.load(tmp_path)
+
+
+# -- word clusters and checkpointed margin tests ----------------------------------------------
+
+def toy_clusters() -> Clusters:
+    """Two obvious groups of hand-made 4-d vectors: determiners/pronouns and nouns/verbs."""
+    words = ["the", "a", "we", "they", "fish", "dog", "can", "swim", "run", "saw"]
+    rng = np.random.default_rng(1)
+    centre = {w: (np.array([5.0, 0, 0, 0]) if w in ("the", "a", "we", "they") else np.array([0, 5.0, 0, 0]))
+              for w in words}
+    vectors = np.stack([centre[w] + rng.normal(0, 0.1, 4) for w in words]).astype(np.float32)
+    return build_clusters(words, vectors, extra=["Fish", "unknown-word"], top=10)
+
+
+def test_clusters_group_similar_words_and_round_trip(tmp_path):
+    c = toy_clusters()
+    assert sorted(c.words) == sorted(["the", "a", "we", "they", "fish", "dog", "can", "swim", "run", "saw"])
+    assert c.lookup("The") == c.lookup("the") and c.lookup("unknown-word") is None
+    assert len({tuple(c.lookup(w)) for w in c.words}) == len(c.words)   # 10 words, up to 64 clusters
+    c.save(tmp_path / "c.npz")
+    back = Clusters.load(tmp_path / "c.npz")
+    assert back.words == c.words and back.ids.tolist() == c.ids.tolist()
+
+
+def test_kmeans_separates_two_groups():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal([1, 0, 0], 0.05, (20, 3)), rng.normal([0, 1, 0], 0.05, (20, 3))])
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    a = kmeans(x, 2)
+    assert len(set(a[:20].tolist())) == 1 and len(set(a[20:].tolist())) == 1 and a[0] != a[20]
+
+
+def test_cluster_ids_out_of_range_are_refused():
+    with pytest.raises(ValueError):
+        Clusters(["a"], np.array([[0, 0, 5000]]))
+    with pytest.raises(ValueError):
+        Clusters(["a", "b"], np.array([[0, 0, 0]]))
+
+
+def test_cluster_templates_train_save_and_load(tmp_path):
+    clusters = toy_clusters()
+    opts = toy_options(templates=["lower@0", "c64@0", "c1024@-1", "c256@0+s2@0", "tag@-1+c256@0"])
+    model = train_tagger(TOY, TOY, opts, clusters=clusters).model
+    forms = [s[0] for s in TOY] + [["The", "cat", "can", "swim"]]
+    model.save(tmp_path)
+    assert (tmp_path / "clusters.npz").is_file()
+    loaded = TemplatedModel.load(tmp_path)
+    assert tag_sentences(loaded, forms)[0] == tag_sentences(model, forms)[0]
+    (tmp_path / "clusters.npz").write_bytes(b"not a zip")
+    with pytest.raises(ModelError, match="damaged"):
+        TemplatedModel.load(tmp_path)
+    (tmp_path / "clusters.npz").unlink()   # cluster attributes without their table
+    with pytest.raises(ModelError, match="cluster table"):
+        TemplatedModel.load(tmp_path)
+
+
+def test_models_saved_before_clusters_still_load(dynamic_model):
+    data = dynamic_model.attributes.to_json()
+    old = dict(data, attrs=[a for a in data["attrs"] if a not in CLUSTER_ATTRS],
+               vocabs=[v for a, v in zip(data["attrs"], data["vocabs"]) if a not in CLUSTER_ATTRS])
+    attrs = Attributes.from_json(old)
+    assert attrs.vocabs == dynamic_model.attributes.vocabs and attrs.clusters is None
+
+
+@pytest.mark.parametrize("spec,expected", [("all", None), (None, None), ("pow2", (1, 2, 4, 8)),
+                                           ("8, 2,4", (2, 4, 8))])
+def test_checkpoint_schedules(spec, expected):
+    got = checkpoint_schedule(spec)
+    assert got == expected or (expected is not None and got[:4] == expected)
+
+
+@pytest.mark.parametrize("spec", ["0,2", "two", ","])
+def test_bad_checkpoint_schedules(spec):
+    with pytest.raises(ValueError):
+        checkpoint_schedule(spec)
+
+
+def test_checkpoints_at_every_template_equal_the_exact_loop(dynamic_model):
+    forms = [s[0] for s in TOY] + [["Can", "we", "fish", "?"]]
+    k = len(SMALL_TEMPLATES)
+    for margin in (0.3, 1.0):
+        exact = tag_sentences(dynamic_model, forms, margin)
+        every = tag_sentences(dynamic_model, forms, margin, checkpoints=range(1, k + 1))
+        assert exact[0] == every[0] and exact[1].tolist() == every[1].tolist()
+    _, used = tag_sentences(dynamic_model, forms, 0.0, checkpoints=(4,))
+    assert set(used.tolist()) == {4}     # margin 0 stops everyone at the first checkpoint
+    assert tag_sentences(dynamic_model, forms, 1e9, checkpoints=(2, 4))[0] == tag_sentences(dynamic_model, forms)[0]

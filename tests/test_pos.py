@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -63,12 +64,21 @@ INPUT = """\
 TRAIN_ARGS = ["--order", "given", "--epochs", "30", "--lr", "0.2", "--l2", "0", "--min-count", "1"]
 
 
+def tiny_glove(d: Path) -> list:
+    """A hand-made stand-in for GloVe: a few lower-cased words with random 50d vectors."""
+    words = ["the", "a", "fish", "dog", "cat", "can", "swim", "run", "saw", "we", "they", ".", "mouse"]
+    (d / "glove.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    np.save(d / "glove.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
+    return ["--glove-words", str(d / "glove.txt"), "--glove-vectors", str(d / "glove.npy")]
+
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("pos")
     (d / "train.conllu").write_text(TRAIN, encoding="utf-8")
     r = CliRunner().invoke(pos.train_command, ["--train", str(d / "train.conllu"), "--dev", str(d / "train.conllu"),
-                                               "--out", str(d / "model"), "--margin", "1.0", *TRAIN_ARGS])
+                                               "--out", str(d / "model"), "--margin", "1.0", *TRAIN_ARGS,
+                                               *tiny_glove(d)])
     assert r.exit_code == 0, r.output
     return d / "model"
 
@@ -156,7 +166,7 @@ def test_order_from_reuses_another_models_order(model_dir, tmp_path):
     f.write_text(TRAIN, encoding="utf-8")
     r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
                                                "--mode", "fixed", "--n", "3", "--order-from", str(model_dir),
-                                               *TRAIN_ARGS])
+                                               *TRAIN_ARGS, *tiny_glove(tmp_path)])
     assert r.exit_code == 0, r.output
     fixed = load_stage("pos", str(tmp_path / "m"))
     full = load_stage("pos", str(model_dir))

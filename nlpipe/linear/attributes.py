@@ -9,17 +9,25 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter, defaultdict
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .clusters import SIZES, Clusters
+
 UNK, PAD = 0, 1
 
-# Order matters: it is the column order of the attribute matrix. "amb" (the ambiguity class: the
-# tags a word was seen with in training) must stay last; it is looked up from the lower-cased form.
-ATTRS: Tuple[str, ...] = ("form", "lower", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4",
-                          "shape", "flags", "amb")
+# Order matters: it is the column order of the attribute matrix. The string attributes come first
+# (see type_strings), then the word-cluster ids at each granularity of clusters.SIZES ("c64": the
+# coarsest), then "amb" (the ambiguity class: the tags a word was seen with in training), which
+# must stay last; both are looked up from the lower-cased form.
+STRING_ATTRS: Tuple[str, ...] = ("form", "lower", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4",
+                                 "shape", "flags")
+CLUSTER_ATTRS: Tuple[str, ...] = tuple(f"c{k}" for k in SIZES)
+ATTRS: Tuple[str, ...] = STRING_ATTRS + CLUSTER_ATTRS + ("amb",)
 ATTR_INDEX: Dict[str, int] = {a: i for i, a in enumerate(ATTRS)}
+# Models saved before word clusters existed list these attributes (their cluster columns are empty).
+_ATTRS_V1: Tuple[str, ...] = STRING_ATTRS + ("amb",)
 
 
 _ASCII_SHAPE = str.maketrans(string.ascii_uppercase + string.ascii_lowercase + string.digits,
@@ -92,27 +100,43 @@ def ambiguity_classes(pairs: Iterable[Tuple[str, str]], min_count: int = 2,
     return out
 
 
-class Attributes:
-    """String vocabularies of every attribute plus the ambiguity dictionary; maps forms to id rows."""
+def _cluster_vocab(clusters: Optional[Clusters], k: int) -> List[str]:
+    """Cluster attribute values: cluster ``c`` has id ``c + 2``; no values without a table."""
+    return [] if clusters is None else [str(c) for c in range(k)]
 
-    def __init__(self, vocabs: Sequence[Sequence[str]], amb: Dict[str, str]):
+
+class Attributes:
+    """Vocabularies of every attribute, the ambiguity dictionary and the optional word-cluster table;
+    maps forms to id rows."""
+
+    def __init__(self, vocabs: Sequence[Sequence[str]], amb: Dict[str, str], clusters: Optional[Clusters] = None):
         if len(vocabs) != len(ATTRS):
             raise ValueError(f"expected {len(ATTRS)} attribute vocabularies, got {len(vocabs)}")
         self.vocabs = [list(v) for v in vocabs]
+        for a, k in zip(CLUSTER_ATTRS, SIZES):
+            if self.vocabs[ATTR_INDEX[a]] != _cluster_vocab(clusters, k):
+                raise ValueError(f"attribute {a} does not match the cluster table")
         self.index = [{s: i + 2 for i, s in enumerate(v)} for v in self.vocabs]
         self.amb = dict(amb)
+        self.clusters = clusters
         self.sizes = [len(v) + 2 for v in self.vocabs]
         self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._no_cluster = (UNK,) * len(CLUSTER_ATTRS)
 
     @classmethod
-    def build(cls, forms: Iterable[str], amb: Dict[str, str]) -> "Attributes":
+    def build(cls, forms: Iterable[str], amb: Dict[str, str], clusters: Optional[Clusters] = None) -> "Attributes":
         """Vocabularies of all attribute values of ``forms`` (sorted, for reproducible ids)."""
-        values: List[set] = [set() for _ in ATTRS]
+        values: List[list] = [[] for _ in ATTRS]
+        strings: List[set] = [set() for _ in STRING_ATTRS]
         for form in set(forms):
             for k, s in enumerate(type_strings(form)):
-                values[k].add(s)
-        values[-1] = set(amb.values())
-        return cls([sorted(v) for v in values], amb)
+                strings[k].add(s)
+        for k, v in enumerate(strings):
+            values[k] = sorted(v)
+        for a, k in zip(CLUSTER_ATTRS, SIZES):
+            values[ATTR_INDEX[a]] = _cluster_vocab(clusters, k)
+        values[-1] = sorted(set(amb.values()))
+        return cls(values, amb, clusters)
 
     def ids(self, form: str) -> Tuple[int, ...]:
         """Attribute ids of one form (cached per type)."""
@@ -121,7 +145,9 @@ class Attributes:
             strings = type_strings(form)
             index = self.index
             amb = self.amb.get(strings[1])
+            cl = self.clusters.lookup(form) if self.clusters is not None else None
             row = tuple(index[k].get(s, UNK) for k, s in enumerate(strings)) + (
+                self._no_cluster if cl is None else tuple(c + 2 for c in cl)) + (
                 UNK if amb is None else index[-1].get(amb, UNK),)
             if len(self._cache) > 500_000:  # bound memory on endless streams
                 self._cache.clear()
@@ -138,10 +164,16 @@ class Attributes:
                 "amb_words": list(self.amb.keys()), "amb_classes": list(self.amb.values())}
 
     @classmethod
-    def from_json(cls, data: Dict[str, object]) -> "Attributes":
-        if data.get("attrs") != list(ATTRS):
+    def from_json(cls, data: Dict[str, object], clusters: Optional[Clusters] = None) -> "Attributes":
+        """Inverse of :meth:`to_json`; ``clusters`` is the model's cluster table (stored apart)."""
+        vocabs = data.get("vocabs")
+        if not isinstance(vocabs, list):
+            raise ValueError("attribute vocabularies missing")
+        if data.get("attrs") == list(_ATTRS_V1) and len(vocabs) == len(_ATTRS_V1):
+            vocabs = vocabs[:-1] + [[] for _ in CLUSTER_ATTRS] + vocabs[-1:]
+        elif data.get("attrs") != list(ATTRS):
             raise ValueError("attribute list differs from this nlpipe version")
         words, classes = data["amb_words"], data["amb_classes"]
         if len(words) != len(classes):  # type: ignore[arg-type]
             raise ValueError("ambiguity dictionary is inconsistent")
-        return cls(data["vocabs"], dict(zip(words, classes)))  # type: ignore[arg-type]
+        return cls(vocabs, dict(zip(words, classes)), clusters)  # type: ignore[arg-type]

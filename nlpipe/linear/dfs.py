@@ -8,7 +8,7 @@ final, and only for tokens that have not stopped yet.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,18 +23,41 @@ def _stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndarray]:
     needs an argmax and a comparison instead of a partial sort (row-wise max is slow in numpy).
     """
     arg = scores.argmax(axis=1)
-    best = np.take_along_axis(scores, arg[:, None], axis=1)
-    return np.count_nonzero(scores > best - margin, axis=1) <= 1, arg
+    best = scores.ravel()[np.arange(len(scores)) * scores.shape[1] + arg]
+    return np.count_nonzero(scores > (best - margin)[:, None], axis=1) <= 1, arg
+
+
+def checkpoint_schedule(spec: Optional[str]) -> Optional[Tuple[int, ...]]:
+    """Parse a checkpoint schedule: ``"all"``/None (test after every template), ``"pow2"``
+    (after 1, 2, 4, 8, ... templates) or comma-separated template counts such as ``"2,4,8,16"``."""
+    if spec is None or spec == "all":
+        return None
+    if spec == "pow2":
+        return tuple(1 << i for i in range(12))
+    try:
+        counts = sorted({int(x) for x in spec.split(",") if x.strip()})
+    except ValueError:
+        raise ValueError(f"bad checkpoint schedule {spec!r} (all, pow2 or counts like 2,4,8)") from None
+    if not counts or counts[0] < 1:
+        raise ValueError(f"bad checkpoint schedule {spec!r}: counts must be >= 1")
+    return tuple(counts)
 
 
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
-        limit: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+        limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Label ids [num_tokens] and templates used per token for a batch in ``layout``.
 
     ``limit`` uses only the first ``limit`` templates (a fixed prefix); ``margin=None`` always
     uses all of them (then the static templates are summed in one vectorised pass).
+    ``checkpoints`` (template counts) restricts the margin test to those prefixes (the
+    checkpointed variant: fewer, cheaper tests, templates between two checkpoints are summed
+    without testing); None tests after every template (exact dynamic feature selection).
     """
     k = len(model.templates) if limit is None else min(limit, len(model.templates))
+    test = np.ones(k + 1, dtype=bool)
+    if checkpoints is not None:
+        test[:] = False
+        test[[c for c in checkpoints if c <= k]] = True
     L = model.num_labels
     n = layout.num_tokens
     g = layout.g
@@ -54,8 +77,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     s = np.zeros((n, L), dtype=np.float32)
     ga = g
     for step, j in enumerate(phase1):
-        s += model.weights[j][model.token_rows(j, atoms, tags, ga)]
-        if margin is not None and step + 1 < k:
+        s += np.take(model.weights[j], model.token_rows(j, atoms, tags, ga), axis=0)  # take: 2x faster than []
+        if margin is not None and step + 1 < k and test[step + 1]:
             fin, arg = _stops(s, margin)
             if fin.any():
                 done = act[fin]
@@ -94,8 +117,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         sa = slot[a]
         for step, j in enumerate(phase2):
             rows = static_rows[j][sa] if j in static_rows else model.token_rows(j, atoms, tags, ga)
-            s += model.weights[j][rows]
-            if margin is not None and step < last:
+            s += np.take(model.weights[j], rows, axis=0)
+            if margin is not None and step < last and test[len(phase1) + step + 1]:
                 fin, arg = _stops(s, margin)
                 if fin.any():
                     done = a[fin]
@@ -118,10 +141,11 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
 
 
 def tag_sentences(model: TemplatedModel, sentences: List[List[str]], margin: Optional[float] = None,
-                  limit: Optional[int] = None) -> Tuple[List[List[str]], np.ndarray]:
+                  limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None
+                  ) -> Tuple[List[List[str]], np.ndarray]:
     """Tag sentences of forms; return label strings per sentence and templates used per token."""
     layout, atoms = model.layout(sentences)
-    pred, used = tag(model, layout, atoms, margin, limit)
+    pred, used = tag(model, layout, atoms, margin, limit, checkpoints)
     labels = model.labels
     out, i = [], 0
     for s in sentences:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .attributes import PAD, Attributes
+from .clusters import CLUSTERS_FILE, Clusters
 from .templates import Layout, Template, check_radix, full_keys, parse_template
 
 WEIGHTS_FILE = "weights.npz"
@@ -105,7 +106,8 @@ class TemplatedModel:
         return int(sum(np.count_nonzero(w) for w in self.weights))
 
     def save(self, model_dir: Path) -> None:
-        """Write ``weights.npz`` (all templates concatenated, sparse float16) and ``vocab.json``."""
+        """Write ``weights.npz`` (all templates concatenated, sparse float16), ``vocab.json`` and, for
+        models with word-cluster attributes, ``clusters.npz``."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         # Per weight row: how many non-zero entries it has; then their columns and float16 values.
@@ -128,6 +130,10 @@ class TemplatedModel:
                  "attributes": self.attributes.to_json()}
         with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
             json.dump(vocab, f, ensure_ascii=False, separators=(",", ":"))
+        if self.attributes.clusters is not None:
+            self.attributes.clusters.save(model_dir / CLUSTERS_FILE)
+        elif (model_dir / CLUSTERS_FILE).exists():
+            (model_dir / CLUSTERS_FILE).unlink()
 
     @classmethod
     def load(cls, model_dir: Path) -> "TemplatedModel":
@@ -137,7 +143,8 @@ class TemplatedModel:
             with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
                 vocab = json.load(f)
             labels, names = vocab["labels"], vocab["templates"]
-            attributes = Attributes.from_json(vocab["attributes"])
+            clusters = Clusters.load(model_dir / CLUSTERS_FILE) if (model_dir / CLUSTERS_FILE).exists() else None
+            attributes = Attributes.from_json(vocab["attributes"], clusters)
             L, k = len(labels), len(names)
             with np.load(model_dir / WEIGHTS_FILE, allow_pickle=False) as z:
                 all_keys, koff = z["keys"], z["key_offsets"]

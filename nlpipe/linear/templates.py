@@ -14,24 +14,30 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-from .attributes import ATTR_INDEX, ATTRS
+from .attributes import ATTR_INDEX, ATTRS, CLUSTER_ATTRS
 
 MAX_OFFSET = 2
 MAX_KEY = 1 << 62
 
-# Choi & Palmer (2012) style set; order here is only the default listing order, not the learned one.
+# Choi & Palmer (2012) style set plus word-cluster templates; order here is only the default listing order, not the learned one.
 DEFAULT_TEMPLATES: Tuple[str, ...] = (
-    "bias",
-    "form@0", "lower@0", "lower@-1", "lower@+1", "lower@-2", "lower@+2",
+    "lower@0", "bias", "form@0", "lower@-1", "lower@+1", "lower@-2", "lower@+2",
     "p1@0", "p2@0", "p3@0", "p4@0", "s1@0", "s2@0", "s3@0", "s4@0",
     "shape@0", "flags@0", "shape@-1", "shape@+1", "s3@-1", "s3@+1",
+    "c64@0", "c256@0", "c1024@0", "c1024@-1", "c1024@+1", "c256@-2", "c256@+2",
+    "c256@-1+c256@0", "c256@0+c256@+1", "c1024@0+s3@0", "c64@0+shape@0",
     "amb@0", "amb@-1", "amb@+1", "amb@-2", "amb@+2",
     "lower@-1+lower@0", "lower@0+lower@+1", "lower@-1+lower@+1", "lower@+1+lower@+2",
     "amb@0+amb@+1", "amb@+1+amb@+2", "lower@0+amb@+1", "amb@-1+lower@0", "flags@0+s3@0",
-    "shape@0+amb@0", "s2@0+amb@+1",
+    "shape@0+amb@0", "s2@0+amb@+1", "c256@0+amb@+1",
     "tag@-1", "tag@-2", "tag@-2+tag@-1", "tag@-1+lower@0", "tag@-1+amb@0", "tag@-1+amb@+1",
-    "tag@-1+amb@0+amb@+1", "tag@-2+tag@-1+amb@0", "tag@-1+s3@0", "tag@-1+lower@+1",
+    "tag@-1+amb@0+amb@+1", "tag@-2+tag@-1+amb@0", "tag@-1+s3@0", "tag@-1+lower@+1", "tag@-1+c256@0",
 )
+
+
+def uses_clusters(spec: str) -> bool:
+    """Whether a template reads a word-cluster attribute (``c64``, ``c256``, ``c1024``)."""
+    return any(p.split("@", 1)[0] in CLUSTER_ATTRS for p in _split_parts(spec)) if spec != "bias" else False
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .attributes import Attributes, ambiguity_classes
+from .clusters import Clusters
 from .dfs import tag
 from .model import TemplatedModel
 from .ordering import OrderingData, baseline_order, wrapper_order
@@ -83,8 +84,9 @@ def _sample_sentences(n_tokens: int, lengths: Sequence[int], rng: np.random.Gene
 
 def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence], options: TrainOptions,
                  order: Optional[Sequence[str]] = None,
-                 log: Callable[[str], None] = lambda s: None) -> TrainResult:
-    """Train a tagger; ``order`` (template names) overrides the ordering search."""
+                 log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None) -> TrainResult:
+    """Train a tagger; ``order`` (template names) overrides the ordering search; ``clusters`` is the
+    word-cluster table the cluster attributes read (without it they are always unknown)."""
     t0 = time.time()
     if not train:
         raise ValueError("no training sentences")
@@ -96,7 +98,7 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     labels = sorted({l for s in train for l in s[1]})
     label_ids = {l: i for i, l in enumerate(labels)}
     amb = ambiguity_classes((f, a) for s in train for f, a in zip(s[0], s[2]))
-    attributes = Attributes.build((f for s in train for f in s[0]), amb)
+    attributes = Attributes.build((f for s in train for f in s[0]), amb, clusters)
 
     forms, gold = _flatten(train, label_ids)
     shell = build_model(labels, attributes, templates, [np.zeros(0, np.int64)] * len(templates))

