@@ -523,6 +523,8 @@ class Annotator:
             try:
                 tokenizer = None if src.is_conllu else self.tokenizer()
                 for r in self.runner.map(src.chunks(tokenizer, self.batch, self.runner.document)):
+                    if r.warnings:
+                        progress.clear()
                     for w in r.warnings:
                         self.warn(w)
                     out.write(r.text)

@@ -112,6 +112,18 @@ class Progress:
         except (OSError, ValueError):  # stderr closed: progress is never worth failing the run
             self.enabled = False
 
+    def clear(self) -> None:
+        """Blank the status line on a terminal, so that a message can be printed on a clean line
+        (the next update redraws it)."""
+        if self.enabled and self.tty and self._width:
+            try:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+            self._width = 0
+            self._last = float("-inf")  # redraw at the next update
+
     def close(self) -> None:
         """Print the final summary line (when enabled)."""
         if self._closed:

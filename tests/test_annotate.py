@@ -314,6 +314,17 @@ def test_progress_line_with_rate_and_eta():
     assert p.stream.getvalue().endswith("\rannotate: 50 sentences, 2,000 tokens, 100 tokens/s in 0:20      \n")  # padded over the longer line
 
 
+def test_progress_line_is_cleared_for_a_message():
+    now = [0.0]
+    p = Progress("annotate", stream=FakeTTY(), clock=lambda: now[0])
+    now[0] = 1.0
+    p.update(20)
+    p.clear()
+    assert p.stream.getvalue() == "\rannotate: 20 items, 20 items/s" + "\r" + " " * 30 + "\r"
+    p.update(1)  # redrawn at once
+    assert p.stream.getvalue().endswith("\rannotate: 21 items, 21 items/s")
+
+
 def test_progress_for_a_training_loop_without_total_or_terminal():
     now = [0.0]
     out = io.StringIO()
