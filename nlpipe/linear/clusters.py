@@ -7,6 +7,7 @@ Building needs vectors (training time only); looking up needs nothing but numpy.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
@@ -19,21 +20,28 @@ CLUSTERS_FILE = "clusters.npz"
 class Clusters:
     """Lower-cased word -> cluster id at each of the :data:`SIZES` granularities."""
 
-    def __init__(self, words: Sequence[str], ids: np.ndarray):
+    def __init__(self, words: Sequence[str], ids: np.ndarray, presorted: bool = False):
         ids = np.asarray(ids)
         if ids.shape != (len(words), len(SIZES)):
             raise ValueError(f"cluster ids {ids.shape}, expected {(len(words), len(SIZES))}")
         if len(ids) and (ids.min() < 0 or np.any(ids.max(axis=0) >= np.array(SIZES))):
             raise ValueError("cluster id out of range")
-        self.words = list(words)
-        self.ids = ids.astype(np.uint16)
-        self._rows = self.ids.tolist()
-        self.index: Dict[str, int] = dict(zip(self.words, range(len(self.words))))
+        # kept sorted so that a lookup is a binary search (no dictionary to build at load time);
+        # saved tables are sorted already (``presorted``: trusted, a damaged order only loses hits)
+        if presorted:
+            self.words, self.ids = list(words), ids.astype(np.uint16)
+        else:
+            order = sorted(range(len(words)), key=words.__getitem__)
+            self.words = [words[i] for i in order]
+            self.ids = ids[order].astype(np.uint16) if len(order) else ids.astype(np.uint16)
+            if any(a >= b for a, b in zip(self.words, self.words[1:])):
+                raise ValueError("cluster table has repeated words")
 
     def lookup(self, word: str) -> Optional[List[int]]:
         """Cluster ids of ``word`` (lower-cased here) at every level, or None when not in the table."""
-        i = self.index.get(word.lower())
-        return None if i is None else self._rows[i]
+        low = word.lower()
+        i = bisect_left(self.words, low)
+        return self.ids[i].tolist() if i < len(self.words) and self.words[i] == low else None
 
     def save(self, path: Path) -> None:
         blob = "\n".join(self.words).encode("utf-8")
@@ -47,7 +55,7 @@ class Clusters:
         if blob.dtype != np.uint8 or ids.dtype != np.uint16:
             raise ValueError("cluster table has wrong types")
         words = blob.tobytes().decode("utf-8").split("\n") if len(blob) else []
-        return cls(words, ids)
+        return cls(words, ids, presorted=True)
 
 
 def kmeans(x: np.ndarray, k: int, iters: int = 15, weights: Optional[np.ndarray] = None,
