@@ -56,14 +56,15 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
         return write_conllu(tokenizer.tokenize(stream, name), out)
 
 
-def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, **options: Any) -> int:
+def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
+              batch: int = CHUNK_SENTENCES, **options: Any) -> int:
     """Apply one stage to a CoNLL-U file; return the number of sentences written.
 
     The filter runs the same chunked path as ``annotate`` (length limits included), so a shell
     pipe of filters and ``annotate`` give the same bytes by construction.
     """
-    spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options))
-    with Annotator(spec) as ann, open_output(output) as out:
+    spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
+    with Annotator(spec, batch=batch) as ann, open_output(output) as out:
         return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
 
