@@ -14,7 +14,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pip install -q -e ".[test,dask]"
 	touch $@
 
 demo: install
@@ -28,6 +28,7 @@ test-fast: install
 
 bench: install
 	$(BIN)/python bench/io.py
+	$(BIN)/python bench/annotate.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
