@@ -120,7 +120,9 @@ class Attributes:
         self.amb = dict(amb)
         self.clusters = clusters
         self.sizes = [len(v) + 2 for v in self.vocabs]
-        self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._type_index: Dict[str, int] = {}     # form -> row of _type_table (see matrix)
+        self._type_table = np.empty((0, len(ATTRS)), dtype=np.int64)
+        self._type_count = 0
         self._no_cluster = (UNK,) * len(CLUSTER_ATTRS)
 
     @classmethod
@@ -139,25 +141,41 @@ class Attributes:
         return cls(values, amb, clusters)
 
     def ids(self, form: str) -> Tuple[int, ...]:
-        """Attribute ids of one form (cached per type)."""
-        row = self._cache.get(form)
-        if row is None:
-            strings = type_strings(form)
-            index = self.index
-            amb = self.amb.get(strings[1])
-            cl = self.clusters.lookup(form) if self.clusters is not None else None
-            row = tuple(index[k].get(s, UNK) for k, s in enumerate(strings)) + (
-                self._no_cluster if cl is None else tuple(c + 2 for c in cl)) + (
-                UNK if amb is None else index[-1].get(amb, UNK),)
-            if len(self._cache) > 500_000:  # bound memory on endless streams
-                self._cache.clear()
-            self._cache[form] = row
+        """Attribute ids of one form."""
+        strings = type_strings(form)
+        index = self.index
+        amb = self.amb.get(strings[1])
+        cl = self.clusters.lookup(form) if self.clusters is not None else None
+        row = tuple(index[k].get(s, UNK) for k, s in enumerate(strings)) + (
+            self._no_cluster if cl is None else tuple(c + 2 for c in cl)) + (
+            UNK if amb is None else index[-1].get(amb, UNK),)
         return row
 
     def matrix(self, forms: Sequence[str]) -> np.ndarray:
-        """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)]."""
-        ids = self.ids
-        return np.array([ids(f) for f in forms], dtype=np.int64).reshape(len(forms), len(ATTRS))
+        """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)].
+
+        Rows are cached per word type in one array, so a batch costs a dictionary lookup per
+        token and one gather; new types are computed with :meth:`ids` and appended.
+        """
+        get = self._type_index.get
+        rows = [get(f, -1) for f in forms]
+        if -1 in rows:
+            if len(self._type_index) > 500_000:  # bound memory on endless streams
+                self._type_index.clear()
+                self._type_count = 0
+            new = list(dict.fromkeys(f for f, r in zip(forms, rows) if r < 0))
+            start = self._type_count
+            need = start + len(new)
+            if need > len(self._type_table):
+                grown = np.empty((max(need, 2 * len(self._type_table)), len(ATTRS)), dtype=np.int64)
+                grown[:start] = self._type_table[:start]
+                self._type_table = grown
+            self._type_table[start:need] = np.array([self.ids(f) for f in new], dtype=np.int64).reshape(
+                len(new), len(ATTRS))
+            self._type_index.update(zip(new, range(start, need)))
+            self._type_count = need
+            rows = [get(f) for f in forms]
+        return self._type_table[np.array(rows, dtype=np.int64)].reshape(len(forms), len(ATTRS))
 
     def to_json(self) -> Dict[str, object]:
         return {"attrs": list(ATTRS), "vocabs": self.vocabs,
