@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from .model import TemplatedModel
-from .templates import Layout
+from .templates import Layout, static_keys
 
 
 def _stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndarray]:
@@ -74,10 +74,14 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
 
     # Phase 1: templates before the first tag-history template, for every token at once.
     act = np.arange(n)
-    s = np.zeros((n, L), dtype=np.float32)
+    s = np.zeros((n, L), dtype=np.float32) if not phase1 else None
     ga = g
     for step, j in enumerate(phase1):
-        s += np.take(model.weights[j], model.token_rows(j, atoms, tags, ga), axis=0)  # take: 2x faster than []
+        w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga), axis=0)  # take: 2x faster than []
+        if s is None:
+            s = w
+        else:
+            s += w
         if margin is not None and step + 1 < k and test[step + 1]:
             fin, arg = _stops(s, margin)
             if fin.any():
@@ -98,11 +102,12 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     # Phase 2: a token is scored once the tags at t-1 and t-2 are final, so each round takes
     # every waiting token whose left neighbours are done (all sentence starts in the first round).
     # Static templates of phase 2 are looked up for all waiting tokens at once beforehand.
-    scores = np.zeros((n, L), dtype=np.float32)
-    scores[act] = s
+    scores = s             # rows of the tokens in ``act``; slot[token] is the token's row
     slot = np.full(n, -1, dtype=np.int64)
     slot[act] = np.arange(len(act))
     static_rows = {j: model.token_rows(j, atoms, tags, ga) for j in phase2 if not history[j]}
+    sizes = model.attributes.sizes
+    static_part = {j: static_keys(model.templates[j], atoms, ga, sizes) for j in phase2 if history[j]}
     final = np.ones(layout.size, dtype=bool)
     final[ga] = False
     waiting = act
@@ -112,11 +117,18 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         ready = final[gw - 1] & final[gw - 2]
         a = waiting[ready]
         waiting = waiting[~ready]
-        s = scores[a]
         ga = g[a]
         sa = slot[a]
+        s = scores[sa]
         for step, j in enumerate(phase2):
-            rows = static_rows[j][sa] if j in static_rows else model.token_rows(j, atoms, tags, ga)
+            if j in static_rows:
+                rows = static_rows[j][sa]
+            else:
+                key = static_part[j][sa]
+                for off in model.templates[j].history:
+                    key *= L + 1
+                    key += tags[ga + off]
+                rows = model.rows(j, key)
             s += np.take(model.weights[j], rows, axis=0)
             if margin is not None and step < last and test[len(phase1) + step + 1]:
                 fin, arg = _stops(s, margin)
