@@ -254,3 +254,14 @@ def test_checkpoints_at_every_template_equal_the_exact_loop(dynamic_model):
     _, used = tag_sentences(dynamic_model, forms, 0.0, checkpoints=(4,))
     assert set(used.tolist()) == {4}     # margin 0 stops everyone at the first checkpoint
     assert tag_sentences(dynamic_model, forms, 1e9, checkpoints=(2, 4))[0] == tag_sentences(dynamic_model, forms)[0]
+
+
+def test_attribute_matrix_cache_matches_per_form_ids(dynamic_model):
+    attrs = dynamic_model.attributes
+    first = ["We", "can", "fish", "."]
+    second = ["New", "fish", "We", "Zzz", "New"] * 3
+    for forms in (first, second, first + second):
+        m = attrs.matrix(forms)
+        assert m.shape == (len(forms), len(ATTR_INDEX))
+        assert m.tolist() == [list(attrs.ids(f)) for f in forms]
+    assert attrs.matrix([]).shape == (0, len(ATTR_INDEX))

@@ -212,3 +212,31 @@ def test_templates_file(tmp_path):
     with pytest.raises(InputError) as e:
         pos.read_templates(str(spec))
     assert e.value.line == 2
+
+
+def test_checkpoint_schedule_from_config_and_override(model_dir, tmp_path):
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    config["model"]["checkpoints"] = "4"
+    (d / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    tagger = load_stage("pos", str(d), margin=0.0)
+    list(tagger.annotate(parse_string(TRAIN)))
+    assert tagger.templates_used == 4 * tagger.tokens_tagged       # margin 0 stops at the first checkpoint
+    exact = load_stage("pos", str(d), margin=0.0, checkpoints="all")
+    list(exact.annotate(parse_string(TRAIN)))
+    assert exact.templates_used == exact.tokens_tagged
+    config["model"]["checkpoints"] = "0,x"
+    (d / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelError, match="checkpoint"):
+        load_stage("pos", str(d))
+
+
+def test_bad_checkpoints_option_is_refused(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--checkpoints", "two", "--no-clusters"])
+    assert r.exit_code != 0 and "checkpoint" in str(r.exception)
