@@ -6,7 +6,7 @@ masked where they would reach across a sequence boundary, which is exactly zero 
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
