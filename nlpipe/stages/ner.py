@@ -129,11 +129,11 @@ class NERStage:
         return "cpu"
 
     def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
-        """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models)."""
+        """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models with ``probs``)."""
         feats = [(self.vocab.ids(ws), shape_ids(ws)) for ws in seqs]
         if self.numpy_model is not None:
             packed, starts = self.numpy_model.scores(feats)
-            if self.crf is None:
+            if self.crf is None and self.probs:  # greedy argmax does not need normalised scores
                 packed = packed - packed.max(1, keepdims=True)
                 packed = packed - np.log(np.exp(packed).sum(1, keepdims=True))
             return [packed[st:st + len(w)] for (w, _), st in zip(feats, starts)]
