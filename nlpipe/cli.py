@@ -85,7 +85,20 @@ def pos(input: str, output: str, model: Optional[str], device: str, margin: Opti
 
 
 _stage_command("parse", "Predict HEAD and DEPREL (CoNLL-U with POS in).")
-_stage_command("ner", "Mark named entities as MISC NE=B-PER etc.")
+
+
+@cli.command(name="ner", help="Mark named entities as MISC NE=B-PER etc.")
+@INPUT
+@OUTPUT
+@MODEL
+@DEVICE
+@click.option("--probs", is_flag=True, help="Also write each token's tag probability as MISC NEProb=.")
+def ner(input: str, output: str, model: Optional[str], device: str, probs: bool) -> None:
+    from .pipeline import run_stage
+
+    run_stage("ner", input, output, model=model, device=device, probs=probs)
+
+
 _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
 _stage_command("srl", "Label semantic roles as MISC SRL=<pred-id>:<role>.")
 
