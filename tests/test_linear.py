@@ -265,3 +265,13 @@ def test_attribute_matrix_cache_matches_per_form_ids(dynamic_model):
         assert m.shape == (len(forms), len(ATTR_INDEX))
         assert m.tolist() == [list(attrs.ids(f)) for f in forms]
     assert attrs.matrix([]).shape == (0, len(ATTR_INDEX))
+
+
+@pytest.mark.parametrize("margin,checkpoints", [(None, None), (0.0, None), (0.5, None), (1.0, (2, 4)), (1e9, None)])
+def test_per_type_scoring_equals_per_token_scoring(dynamic_model, margin, checkpoints):
+    forms = [s[0] for s in TOY] + [["Can", "we", "fish", "fish", "?"], ["the", "the", "dog"]]
+    layout, atoms = dynamic_model.layout(forms)
+    by_type = tag(dynamic_model, layout, atoms, margin, None, checkpoints)
+    layout.type_atoms = None            # forces the token-by-token path
+    by_token = tag(dynamic_model, layout, atoms, margin, None, checkpoints)
+    assert by_type[0].tolist() == by_token[0].tolist() and by_type[1].tolist() == by_token[1].tolist()

@@ -151,8 +151,8 @@ class Attributes:
             UNK if amb is None else index[-1].get(amb, UNK),)
         return row
 
-    def matrix(self, forms: Sequence[str]) -> np.ndarray:
-        """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)].
+    def type_matrix(self, forms: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """(attribute ids of each distinct form [n_types, len(ATTRS)], index of each form's row [len(forms)]).
 
         Rows are cached per word type in one array, so a batch costs a dictionary lookup per
         token and one gather; new types are computed with :meth:`ids` and appended.
@@ -175,7 +175,13 @@ class Attributes:
             self._type_index.update(zip(new, range(start, need)))
             self._type_count = need
             rows = [get(f) for f in forms]
-        return self._type_table[np.array(rows, dtype=np.int64)].reshape(len(forms), len(ATTRS))
+        uniq, inverse = np.unique(np.array(rows, dtype=np.int64), return_inverse=True)
+        return self._type_table[uniq].reshape(len(uniq), len(ATTRS)), inverse.reshape(len(forms))
+
+    def matrix(self, forms: Sequence[str]) -> np.ndarray:
+        """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)]."""
+        table, inverse = self.type_matrix(forms)
+        return table[inverse]
 
     def to_json(self) -> Dict[str, object]:
         return {"attrs": list(ATTRS), "vocabs": self.vocabs,

@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from .model import TemplatedModel
-from .templates import Layout, static_keys
+from .templates import Layout, static_keys, word_only
 
 
 def _stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndarray]:
@@ -74,11 +74,58 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         h0 = history.index(True) if True in history else k
         phase1, phase2 = list(range(h0)), list(range(h0, k))
 
-    # Phase 1: templates before the first tag-history template, for every token at once.
+    # Phase 0: templates that read only the word itself are scored once per word type of the
+    # batch -- all of them without a margin (a sum does not depend on the order), else the leading
+    # run of them in the template order, with the margin tests inside the run done per type.
     act = np.arange(n)
-    s = np.zeros((n, L), dtype=np.float32) if not phase1 else None
     ga = g
-    for step, j in enumerate(phase1):
+    s: Optional[np.ndarray] = None
+    if margin is None:
+        block = [j for j in phase1 if word_only(model.templates[j])]
+        rest = [j for j in phase1 if not word_only(model.templates[j])]
+    else:
+        r = 0
+        while r < len(phase1) and word_only(model.templates[phase1[r]]):
+            r += 1
+        block, rest = phase1[:r], phase1[r:]
+    if not block or layout.type_atoms is None or n == 0:
+        block, rest = [], phase1
+    else:
+        ta, type_of = layout.type_atoms, layout.type_of
+        sizes = model.attributes.sizes
+        tact = np.arange(len(ta))
+        tpred = np.zeros(len(ta), dtype=np.int64)
+        tused = np.zeros(len(ta), dtype=np.int32)
+        su: Optional[np.ndarray] = None
+        for step, j in enumerate(block):
+            w = np.take(model.weights[j], model.rows(j, static_keys(model.templates[j], ta, tact, sizes)), axis=0)
+            if su is None:
+                su = w
+            else:
+                su += w
+            if margin is not None and step + 1 < k and test[step + 1]:
+                fin, arg = _stops(su, margin)
+                if fin.any():
+                    tpred[tact[fin]] = arg[fin]
+                    tused[tact[fin]] = step + 1
+                    keep = ~fin
+                    tact, su = tact[keep], su[keep]
+        tu = tused[type_of]
+        if margin is not None and tu.any():
+            done = np.flatnonzero(tu > 0)
+            pred[done] = tpred[type_of[done]]
+            used[done] = tu[done]
+            tags[g[done]] = pred[done]
+            act = np.flatnonzero(tu == 0)
+            ga = g[act]
+            if len(act) == 0:
+                return pred, used
+        tslot = np.zeros(len(ta), dtype=np.int64)
+        tslot[tact] = np.arange(len(tact))
+        s = np.take(su, tslot[type_of[act]], axis=0)
+
+    # Phase 1: the other templates before the first tag-history template, for every token at once.
+    for step, j in enumerate(rest, start=len(block)):
         w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga), axis=0)  # take: 2x faster than []
         if s is None:
             s = w
@@ -96,6 +143,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                 act, s, ga = act[keep], s[keep], ga[keep]
                 if len(act) == 0:
                     return pred, used
+    if s is None:
+        s = np.zeros((len(act), L), dtype=np.float32)
     if not phase2:
         pred[act] = s.argmax(axis=1)
         used[act] = len(phase1)

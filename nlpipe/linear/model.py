@@ -62,10 +62,13 @@ class TemplatedModel:
     # -- features ---------------------------------------------------------------------------
 
     def layout(self, sentences: Sequence[Sequence[str]]) -> Tuple[Layout, np.ndarray]:
-        """Padded layout and attribute-id matrix [layout.size, n_attrs] of sentences of forms."""
+        """Padded layout and attribute-id matrix [layout.size, n_attrs] of sentences of forms; the
+        layout also keeps the attribute rows of the distinct forms (``type_atoms``) and each token's
+        row among them (``type_of``), for scoring word-only templates once per type."""
         layout = Layout([len(s) for s in sentences])
         forms = [f for s in sentences for f in s]
-        atoms = layout.scatter(self.attributes.matrix(forms), PAD)
+        layout.type_atoms, layout.type_of = self.attributes.type_matrix(forms)
+        atoms = layout.scatter(layout.type_atoms[layout.type_of], PAD)
         return layout, atoms
 
     def rows(self, j: int, keys: np.ndarray) -> np.ndarray:

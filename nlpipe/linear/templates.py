@@ -10,7 +10,7 @@ sentence and after the last, so looking at offsets -2..+2 is plain index arithme
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,6 +33,11 @@ DEFAULT_TEMPLATES: Tuple[str, ...] = (
     "tag@-1", "tag@-2", "tag@-2+tag@-1", "tag@-1+lower@0", "tag@-1+amb@0", "tag@-1+amb@+1",
     "tag@-1+amb@0+amb@+1", "tag@-2+tag@-1+amb@0", "tag@-1+s3@0", "tag@-1+lower@+1", "tag@-1+c256@0",
 )
+
+
+def word_only(template: Template) -> bool:
+    """Whether a template reads nothing but attributes of the word itself (``bias`` included)."""
+    return not template.history and all(off == 0 for _, off in template.static)
 
 
 def uses_clusters(spec: str) -> bool:
@@ -134,6 +139,10 @@ class Layout:
         self.position = np.arange(n, dtype=np.int64) - np.repeat(first, lens)
         self.g = self.starts[sent] + self.position if n else np.zeros(0, dtype=np.int64)
         self.num_tokens = n
+        # optional, set by TemplatedModel.layout: attribute rows of the distinct word types and
+        # each token's type (templates that read only the word itself are scored per type)
+        self.type_atoms: Optional[np.ndarray] = None
+        self.type_of: Optional[np.ndarray] = None
 
     def scatter(self, rows: np.ndarray, fill: int) -> np.ndarray:
         """Put token rows into the padded layout, padding rows set to ``fill``."""
