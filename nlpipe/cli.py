@@ -78,10 +78,14 @@ def _stage_command(stage: str, help_text: str) -> Callable[..., None]:
 @click.option("--margin", type=float, default=None, metavar="m",
               help="Dynamic feature selection: a word stops adding feature templates once its best tag "
                    "leads by m (smaller = faster, less accurate; default: the model's; negative: all templates).")
-def pos(input: str, output: str, model: Optional[str], device: str, margin: Optional[float]) -> None:
+@click.option("--checkpoints", default=None, metavar="S",
+              help="Where the margin is tested: 'all' (after every template), 'pow2', or counts such as "
+                   "2,4,8,16,32 (default: the model's).")
+def pos(input: str, output: str, model: Optional[str], device: str, margin: Optional[float],
+        checkpoints: Optional[str]) -> None:
     from .pipeline import run_stage
 
-    run_stage("pos", input, output, model=model, device=device, margin=margin)
+    run_stage("pos", input, output, model=model, device=device, margin=margin, checkpoints=checkpoints)
 
 
 _stage_command("parse", "Predict HEAD and DEPREL (CoNLL-U with POS in).")
@@ -264,9 +268,9 @@ def models(as_json: bool) -> None:
 
 def main(argv: Optional[list] = None) -> None:
     """Entry point: run the click group, turning user errors into one line and exit code 2."""
-    if hasattr(signal, "SIGPIPE"):
-        # `nlpipe ... | head` ends quietly, like any Unix filter.
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # `nlpipe ... | head` ends quietly, like any Unix filter. The previous handler comes back
+    # afterwards, so an in-process call (tests, notebooks) does not leave SIGPIPE fatal behind it.
+    old_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
     try:
         cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
     except click.exceptions.Abort:
@@ -283,6 +287,9 @@ def main(argv: Optional[list] = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         os._exit(0)
+    finally:
+        if old_sigpipe is not None:
+            signal.signal(signal.SIGPIPE, old_sigpipe)
 
 
 if __name__ == "__main__":

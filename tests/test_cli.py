@@ -90,3 +90,12 @@ def test_broken_pipe_is_quiet(tmp_path):
     p = subprocess.run(f"{sys.executable} -m nlpipe.cli convert {big} | head -c 100 > /dev/null",
                        shell=True, capture_output=True, cwd=REPO, timeout=120)
     assert p.stderr == b""
+
+
+def test_in_process_call_restores_sigpipe(capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGPIPE)
+    with pytest.raises(SystemExit):
+        main(["convert", str(FIXTURES / "absent.conllu")])
+    assert signal.getsignal(signal.SIGPIPE) == before
