@@ -88,7 +88,29 @@ def pos(input: str, output: str, model: Optional[str], device: str, margin: Opti
     run_stage("pos", input, output, model=model, device=device, margin=margin, checkpoints=checkpoints)
 
 
-_stage_command("parse", "Predict HEAD and DEPREL (CoNLL-U with POS in).")
+
+
+@cli.command(name="parse", help="Predict HEAD and DEPREL (CoNLL-U with POS in).")
+@INPUT
+@OUTPUT
+@MODEL
+@DEVICE
+@click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True,
+              help="Which shipped parser to use when --model is not given.")
+@click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
+@click.option("--probs", is_flag=True, help="Also write each word's head probability as MISC HeadProb=.")
+def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
+          probs: bool) -> None:
+    from .pipeline import run_stage
+    from .stage import MODELS_DIR
+
+    if model is None and parser == "transition":
+        model = "parse-transition-ewt"
+        if not (MODELS_DIR / model).is_dir():
+            raise NlpipeError("no model for the transition parser yet (use --parser biaffine)")
+    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs)
+
+
 
 
 @cli.command(name="ner", help="Mark named entities as MISC NE=B-PER etc.")
