@@ -70,6 +70,8 @@ def _glove(tmp_path):
 
 
 @pytest.mark.parametrize("extra", [["--arch", "idcnn", "--width", "16", "--blocks", "1"],
+                                   ["--arch", "idcnn", "--width", "16", "--affix-dim", "8", "--freeze-words",
+                                    "--min-affix", "1"],
                                    pytest.param(["--arch", "idcnn", "--crf", "--context", "document",
                                                  "--width", "16"], marks=pytest.mark.slow),
                                    pytest.param(["--arch", "bilstm", "--crf", "--hidden", "8"],
@@ -85,6 +87,13 @@ def test_train_then_tag_with_the_trained_model(tmp_path, extra):
     config = read_config(out, "ner")
     assert config["training"]["scores"]["test_f1"] == result["test"]["f1"]
     assert (out / "weights.npz").is_file() and (out / "words.txt").is_file()
+    if "--affix-dim" in extra:
+        assert "s2:ed" in (out / "affixes.txt").read_text(encoding="utf-8").split("\n")
+    if "--freeze-words" in extra:  # GloVe rows are kept as given
+        words = (out / "words.txt").read_text(encoding="utf-8").split("\n")
+        glove = np.load(tmp_path / "g.npy")
+        with np.load(out / "weights.npz") as z:
+            np.testing.assert_allclose(z["emb.words.weight"][words.index("lisbon")], glove[2], atol=2e-3)
     r = run_cli("ner", "-m", str(out), str(NER / "tiny.conllu"))
     assert r.returncode == 0, r.stderr.decode()
     tagged = parse_string(r.stdout.decode())
@@ -116,6 +125,15 @@ def test_missing_or_corrupt_weights_give_model_errors(tmp_path):
         NERStage(model, config)
     r = run_cli("ner", "-m", str(model), str(NER / "tiny.conllu"))
     assert r.returncode == 2 and b"no weights.npz" in r.stderr
+
+
+def test_affix_model_without_its_affix_list_is_a_model_error(tmp_path):
+    model = _copy_model(tmp_path)
+    config = read_config(model, "ner")
+    config["model"]["affix_dim"] = 8
+    (model / "affixes.txt").unlink(missing_ok=True)
+    with pytest.raises(ModelError, match="no affixes.txt"):
+        NERStage(model, config)
 
 
 def test_config_and_weights_that_disagree_give_a_model_error(tmp_path):

@@ -8,7 +8,8 @@ torch = pytest.importorskip("torch")
 
 from nlpipe.decode import chain  # noqa: E402
 from nlpipe.neural.crf import CRF  # noqa: E402
-from nlpipe.neural.features import Vocab, shape_ids, word_key, word_shape  # noqa: E402
+from nlpipe.neural.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
+                                    word_key, word_shape)
 from nlpipe.neural.idcnn import IDCNN  # noqa: E402
 from nlpipe.neural.idcnn_numpy import IDCNNInference  # noqa: E402
 from nlpipe.neural.tagger import DEFAULTS, NeuralTagger  # noqa: E402
@@ -24,6 +25,16 @@ def test_word_keys_and_shapes():
     assert list(shape_ids(["The", "1"])) == [4, 1]
 
 
+def test_affix_keys_and_ids():
+    assert affix_keys("Walked") == ["p1:w", "p2:wa", "p3:wal", "s1:d", "s2:ed", "s3:ked", "s4:lked"]
+    assert affix_keys("A1") == ["p1:a", "p2:a0", "p3:a0", "s1:0", "s2:a0", "s3:a0", "s4:a0"]
+    v = AffixVocab(["s2:ed", "p1:w"])
+    ids = v.ids(["walked", "Zq"])
+    assert ids.shape == (2, N_AFFIXES)
+    assert list(ids[0]) == [3, 1, 1, 1, 2, 1, 1] and set(ids[1]) == {1}
+    assert v.ids([]).shape == (0, N_AFFIXES)
+
+
 def test_identity_init_of_dilated_layers():
     net = IDCNN(10, 6, 3, dilations=(1, 2, 1), n_blocks=1)
     for conv in net.block:
@@ -32,28 +43,34 @@ def test_identity_init_of_dilated_layers():
         assert not w[:, :, 0].any() and not w[:, :, 2].any()
 
 
-def _tagger(crf=False, seed=0):
+def _tagger(crf=False, seed=0, affixes=0):
     torch.manual_seed(seed)
-    hp = dict(DEFAULTS["idcnn"], arch="idcnn", crf=crf, context="sentence", width=12, n_blocks=2)
-    model = NeuralTagger(hp, 30, LABELS)
+    hp = dict(DEFAULTS["idcnn"], arch="idcnn", crf=crf, context="sentence", width=12, n_blocks=2,
+              affix_dim=6 if affixes else 0)
+    model = NeuralTagger(hp, 30, LABELS, n_affixes=affixes)
     with torch.no_grad():  # move off the identity init so every tap matters
         for p in model.enc.parameters():
             p.add_(0.1 * torch.randn_like(p))
     return model.eval()
 
 
-def test_numpy_inference_equals_torch_and_sequences_do_not_leak():
-    model = _tagger()
+@pytest.mark.parametrize("n_affixes", [0, 20])
+def test_numpy_inference_equals_torch_and_sequences_do_not_leak(n_affixes):
+    model = _tagger(affixes=n_affixes)
     rng = np.random.default_rng(0)
     lengths = [7, 1, 3, 12]
-    seqs = [(rng.integers(1, 30, n), rng.integers(1, 6, n)) for n in lengths]
+    seqs = [(rng.integers(1, 30, n), rng.integers(1, 6, n),
+             rng.integers(0, 20, (n, N_AFFIXES)) if n_affixes else None) for n in lengths]
     words = torch.zeros(len(seqs), max(lengths), dtype=torch.long)
     shapes = torch.zeros_like(words)
-    for i, (w, s) in enumerate(seqs):
+    affixes = torch.zeros(len(seqs), max(lengths), N_AFFIXES, dtype=torch.long)
+    for i, (w, s, a) in enumerate(seqs):
         words[i, :len(w)] = torch.as_tensor(w)
         shapes[i, :len(s)] = torch.as_tensor(s)
+        if a is not None:
+            affixes[i, :len(w)] = torch.as_tensor(a)
     with torch.no_grad():
-        ref = model(words, shapes, shapes > 0, drop=False)[-1].numpy()
+        ref = model(words, shapes, shapes > 0, drop=False, affixes=affixes if n_affixes else None)[-1].numpy()
     arrays = {k: v.numpy() for k, v in model.state_dict().items()}
     inf = IDCNNInference(arrays, model.hp["dilations"], model.hp["n_blocks"])
     packed, starts = inf.scores(seqs)

@@ -12,6 +12,10 @@ import numpy as np
 PAD, UNK = "<pad>", "<unk>"
 _DIGIT = re.compile(r"\d")
 
+PREFIXES = (1, 2, 3)
+SUFFIXES = (1, 2, 3, 4)
+N_AFFIXES = len(PREFIXES) + len(SUFFIXES)
+
 # Word shapes (the case information the lower-cased GloVe lookup drops).
 SHAPES = ("pad", "no-letter", "no-caps", "all-caps", "first-cap", "has-cap")
 
@@ -74,3 +78,34 @@ def shape_ids(forms: Iterable[str]) -> np.ndarray:
                 _SHAPE_CACHE[f] = i
         out.append(i)
     return np.array(out, dtype=np.int64)
+
+
+def affix_keys(form: str) -> List[str]:
+    """Prefix and suffix keys of a word (lower-cased, digits as 0), e.g. ``"p2:wa"``, ``"s3:ked"``."""
+    w = _DIGIT.sub("0", form).lower()
+    return [f"p{k}:{w[:k]}" for k in PREFIXES] + [f"s{k}:{w[-k:]}" for k in SUFFIXES]
+
+
+class AffixVocab:
+    """Affix key -> id (0 padding, 1 unknown affix); :meth:`ids` gives ``[n, N_AFFIXES]`` per word."""
+
+    def __init__(self, keys: Sequence[str]):
+        self.keys: List[str] = [PAD, UNK] + [k for k in keys if k not in (PAD, UNK)]
+        self.index: Dict[str, int] = {k: i for i, k in enumerate(self.keys)}
+        self._cache: Dict[str, List[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def ids(self, forms: Iterable[str]) -> np.ndarray:
+        """Affix ids ``[len(forms), N_AFFIXES]`` (unknown affixes map to 1)."""
+        cache, get = self._cache, self.index.get
+        out = []
+        for f in forms:
+            row = cache.get(f)
+            if row is None:
+                row = [get(k, 1) for k in affix_keys(f)]
+                if len(cache) < 200000:
+                    cache[f] = row
+            out.append(row)
+        return np.array(out, dtype=np.int64).reshape(-1, N_AFFIXES)

@@ -6,7 +6,7 @@ masked where they would reach across a sequence boundary, which is exactly zero 
 """
 from __future__ import annotations
 
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -38,6 +38,7 @@ class IDCNNInference:
 
         self.words = params["emb.words.weight"].astype(dtype)
         self.shapes = params["emb.shapes.weight"].astype(dtype)
+        self.affixes = params["emb.affixes.weight"].astype(dtype) if "emb.affixes.weight" in params else None
         self.first = (taps(params["enc.first.weight"]), params["enc.first.bias"].astype(dtype))
         self.block = [(taps(params[f"enc.block.{i}.weight"]), params[f"enc.block.{i}.bias"].astype(dtype), d)
                       for i, d in enumerate(dilations)]
@@ -46,22 +47,27 @@ class IDCNNInference:
         self.n_blocks = n_blocks
         self.dilations = list(dilations)
 
-    def scores(self, seqs: Sequence[Tuple[np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray]:
-        """Label scores of ``(word ids, shape ids)`` sequences: ``(packed [n, K], starts [batch])``.
+    def scores(self, seqs: Sequence[Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]
+               ) -> Tuple[np.ndarray, np.ndarray]:
+        """Label scores of ``(word ids, shape ids, affix ids [len, N_AFFIXES] or None)`` sequences:
+        ``(packed [n, K], starts [batch])``.
 
         Sequence ``i`` has its scores in rows ``starts[i] : starts[i] + len(seqs[i][0])``.
         """
-        lengths = np.array([len(w) for w, _ in seqs], dtype=np.int64)
+        lengths = np.array([len(q[0]) for q in seqs], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        words = np.concatenate([w for w, _ in seqs])
-        shapes = np.concatenate([s for _, s in seqs])
+        words = np.concatenate([q[0] for q in seqs])
+        shapes = np.concatenate([q[1] for q in seqs])
         n = len(words)
         pos = np.arange(n) - np.repeat(starts, lengths)          # position within its sequence
         remain = np.repeat(lengths, lengths) - pos - 1           # positions after it
         dt = self.out_w.dtype
         masks = {d: ((pos >= d).astype(dt)[:, None], (remain >= d).astype(dt)[:, None])
                  for d in set(self.dilations) | {1}}
-        x = np.concatenate([self.words[words], self.shapes[shapes]], axis=1)
+        parts = [self.words[words], self.shapes[shapes]]
+        if self.affixes is not None:  # EmbeddingBag(sum) with padding row 0 = zeros
+            parts.append(self.affixes[np.concatenate([q[2] for q in seqs])].sum(1))
+        x = np.concatenate(parts, axis=1)
         h = _conv(x, *self.first, 1, masks)
         for _ in range(self.n_blocks):
             for w3, b, d in self.block:

