@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import random
 import sys
 import time
@@ -181,7 +182,7 @@ class BiaffineModel:
             model.net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
         except FileNotFoundError as e:
             raise ModelError(f"{model_dir}: incomplete parser model ({Path(e.filename).name} missing)") from None
-        except (ValueError, KeyError, RuntimeError, TypeError, EOFError) as e:
+        except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
             raise ModelError(f"{model_dir}: corrupt or incompatible parser model ({str(e)[:200]})") from None
         model.net.to(model.device)
         model.net.eval()
@@ -210,6 +211,9 @@ class ParseStage:
     name = "parse"
     requires = frozenset({"pos"})
     provides = frozenset({"parse"})
+    # Scores grow with the square of the length (and the tree decoders faster): a longer sentence is
+    # passed through with a warning naming it (see nlpipe.pipeline); HEAD refers to word IDs, so no windows.
+    max_len = 500
 
     def __init__(self, model: BiaffineModel, projective: bool = False, probs: bool = False,
                  batch_tokens: int = 5000):
