@@ -80,9 +80,10 @@ def shape_ids(forms: Iterable[str]) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def affix_keys(form: str) -> List[str]:
-    """Prefix and suffix keys of a word (lower-cased, digits as 0), e.g. ``"p2:wa"``, ``"s3:ked"``."""
-    w = _DIGIT.sub("0", form).lower()
+def affix_keys(form: str, digits_as_zero: bool = True) -> List[str]:
+    """Prefix and suffix keys of a word (lower-cased, digits as 0 unless told otherwise),
+    e.g. ``"p2:wa"``, ``"s3:ked"``. The parser's shipped model was trained with digits kept."""
+    w = (_DIGIT.sub("0", form) if digits_as_zero else form).lower()
     return [f"p{k}:{w[:k]}" for k in PREFIXES] + [f"s{k}:{w[-k:]}" for k in SUFFIXES]
 
 

@@ -15,13 +15,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from .embeddings import TokenEmbedding
-from .features import Vocab, word_key, word_shape
+from .features import N_AFFIXES, Vocab, word_key, word_shape
+from .features import affix_keys as _affix_keys
 
 ROOT = "<root>"
 ROOT_ID = 2  # index of ROOT in every vocabulary built by :func:`make_vocab`
-PREFIXES = (1, 2, 3)
-SUFFIXES = (1, 2, 3, 4)
-N_AFFIXES = len(PREFIXES) + len(SUFFIXES)
 
 
 def make_vocab(items: Sequence[str]) -> Vocab:
@@ -30,9 +28,8 @@ def make_vocab(items: Sequence[str]) -> Vocab:
 
 
 def affix_keys(form: str) -> List[str]:
-    """Prefix and suffix keys of a word (lower-cased), e.g. ``"p2:wa"``, ``"s3:ked"``."""
-    w = form.lower()
-    return [f"p{k}:{w[:k]}" for k in PREFIXES] + [f"s{k}:{w[-k:]}" for k in SUFFIXES]
+    """The parser's affix keys: :func:`nlpipe.neural.features.affix_keys` with digits kept."""
+    return _affix_keys(form, digits_as_zero=False)
 
 
 def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
