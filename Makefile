@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml
 	touch $@
 
 demo: install
-	$(BIN)/nlpipe annotate data/sample.txt
+	@$(BIN)/nlpipe annotate data/sample.txt
 
 test: install
 	$(BIN)/python -m pytest -q
