@@ -11,11 +11,12 @@ STAMP  := $(VENV)/.installed-nlpipe
 install: $(STAMP)
 
 $(STAMP): setup.cfg pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[test,dask]"
-	touch $@
+	@echo "nlpipe: installing torch==2.13.0 and nlpipe into $(VENV) ..." >&2
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip >&2
+	@$(BIN)/python -m pip install -q torch==2.13.0 >&2
+	@$(BIN)/python -m pip install -q -e ".[test,dask]" >&2
+	@touch $@
 
 demo: install
 	@$(BIN)/nlpipe annotate data/sample.txt
