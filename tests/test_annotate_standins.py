@@ -65,8 +65,13 @@ class Standin:
     def _maybe_fail(self) -> None:
         if self.die_pid is not None and os.getpid() != self.die_pid:
             os._exit(9)  # a worker process dies as if killed
-        if self.fail_marker and not os.path.exists(self.fail_marker):
-            Path(self.fail_marker).write_text("failed once\n")
+        if self.fail_marker:
+            # exactly one task fails, even when two workers get here at the same time
+            try:
+                fd = os.open(self.fail_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.close(fd)
             raise RuntimeError("stand-in failure (first try)")
 
     def fill(self, sentence: Sentence) -> None:
