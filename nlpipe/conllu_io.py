@@ -291,8 +291,7 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str]) -> int:
     n = 0
     write = out.write
     for s in sentences:
-        lines = s.comments + ["\t".join(r) for r in s.rows]
-        write(s.prefix + s.eol.join(lines) + s.end)
+        write(s.to_string())
         n += 1
     return n
 
