@@ -54,40 +54,32 @@ def tokenize(input: str, output: str, model: Optional[str], method: Optional[str
     run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
 
 
-def _stage_command(stage: str, help_text: str) -> Callable[..., None]:
-    @cli.command(name=stage, help=help_text)
-    @INPUT
-    @OUTPUT
-    @MODEL
-    @DEVICE
-    def command(input: str, output: str, model: Optional[str], device: str) -> None:
+def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:
+    """A filter command ``nlpipe STAGE [INPUT] [-o OUT] [--model M] [--device D]``; the extra click
+    ``options`` are passed on to the stage's loader as keyword arguments."""
+
+    def command(input: str, output: str, model: Optional[str], device: str, **extra: Any) -> None:
         from .pipeline import run_stage
 
-        run_stage(stage, input, output, model=model, device=device)
+        run_stage(stage, input, output, model=model, device=device, **extra)
 
-    return command
-
-
-
-
-@cli.command(name="pos", help="Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).")
-@INPUT
-@OUTPUT
-@MODEL
-@DEVICE
-@click.option("--margin", type=float, default=None, metavar="m",
-              help="Dynamic feature selection: a word stops adding feature templates once its best tag "
-                   "leads by m (smaller = faster, less accurate; default: the model's; negative: all templates).")
-@click.option("--checkpoints", default=None, metavar="S",
-              help="Where the margin is tested: 'all' (after every template), 'pow2', or counts such as "
-                   "2,4,8,16,32 (default: the model's).")
-def pos(input: str, output: str, model: Optional[str], device: str, margin: Optional[float],
-        checkpoints: Optional[str]) -> None:
-    from .pipeline import run_stage
-
-    run_stage("pos", input, output, model=model, device=device, margin=margin, checkpoints=checkpoints)
+    for option in reversed((INPUT, OUTPUT, MODEL, DEVICE) + options):
+        command = option(command)
+    return cli.command(name=stage, help=help_text)(command)
 
 
+_stage_command(
+    "pos", "Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).",
+    click.option("--margin", type=float, default=None, metavar="m",
+                 help="Dynamic feature selection: a word stops adding feature templates once its best tag "
+                      "leads by m (smaller = faster, less accurate; default: the model's; negative: all "
+                      "templates)."),
+    click.option("--checkpoints", default=None, metavar="S",
+                 help="Where the margin is tested: 'all' (after every template), 'pow2', or counts such as "
+                      "2,4,8,16,32 (default: the model's)."))
+_stage_command(
+    "ner", "Mark named entities as MISC NE=B-PER etc.",
+    click.option("--probs", is_flag=True, help="Also write each token's tag probability as MISC NEProb=."))
 
 
 @cli.command(name="parse", help="Predict HEAD and DEPREL (CoNLL-U with POS in).")
@@ -109,20 +101,6 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
         if not (MODELS_DIR / model).is_dir():
             raise NlpipeError("no model for the transition parser yet (use --parser biaffine)")
     run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs)
-
-
-
-
-@cli.command(name="ner", help="Mark named entities as MISC NE=B-PER etc.")
-@INPUT
-@OUTPUT
-@MODEL
-@DEVICE
-@click.option("--probs", is_flag=True, help="Also write each token's tag probability as MISC NEProb=.")
-def ner(input: str, output: str, model: Optional[str], device: str, probs: bool) -> None:
-    from .pipeline import run_stage
-
-    run_stage("ner", input, output, model=model, device=device, probs=probs)
 
 
 _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
