@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from nlpipe.errors import ModelError
 from nlpipe.linear.attributes import ATTR_INDEX, CLUSTER_ATTRS, Attributes, flags, normalize, shape
 from nlpipe.linear.clusters import Clusters, build_clusters, kmeans
-from nlpipe.linear.dfs import _stops, checkpoint_schedule, tag, tag_sentences
+from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
+from nlpipe.linear.margin import margin_stops
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, parse_template
 from nlpipe.linear.trainer import TrainOptions, train_tagger
@@ -75,7 +76,7 @@ def test_layout_pads_between_sentences():
 def test_stops_matches_sorting(rows, margin):
     s = np.array(rows, dtype=np.float32) / 4
     top = np.sort(s, axis=1)
-    assert _stops(s, margin)[0].tolist() == (top[:, -1] - top[:, -2] >= margin).tolist()
+    assert margin_stops(s, margin)[0].tolist() == (top[:, -1] - top[:, -2] >= margin).tolist()
 
 
 @pytest.mark.parametrize("mode", ["full", "dynamic"])
@@ -275,3 +276,80 @@ def test_per_type_scoring_equals_per_token_scoring(dynamic_model, margin, checkp
     layout.type_atoms = None            # forces the token-by-token path
     by_token = tag(dynamic_model, layout, atoms, margin, None, checkpoints)
     assert by_type[0].tolist() == by_token[0].tolist() and by_type[1].tolist() == by_token[1].tolist()
+
+
+def _toy_rows(seed: int = 0):
+    """Random examples over 3 templates whose first row id decides the label (label = row % 4)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(1, 9, size=(400, 3)).astype(np.int32)
+    return rows, (rows[:, 0] % 4).astype(np.int64)
+
+
+@pytest.mark.parametrize("mode", ["full", "dynamic", "dynamic+full"])
+def test_fit_learns_from_plain_feature_rows(mode):
+    from nlpipe.linear.train import fit
+
+    rows, gold = _toy_rows()
+    weights = [np.zeros((9, 4), np.float32) for _ in range(3)]
+    fit(weights, rows, gold, mode=mode, lr=0.1, l2=0.0, epochs=5, batch_size=64)
+    scores = sum(w[rows[:, j]] for j, w in enumerate(weights))
+    assert (scores.argmax(axis=1) == gold).all()
+
+
+def test_fit_never_pushes_against_disallowed_labels():
+    from nlpipe.linear.train import fit
+
+    rows, gold = _toy_rows(1)
+    allowed = np.zeros((len(gold), 4), dtype=bool)
+    allowed[np.arange(len(gold)), gold] = True        # only the gold label: nothing to learn
+    weights = [np.zeros((9, 4), np.float32) for _ in range(3)]
+    fit(weights, rows, gold, mode="dynamic", epochs=2, batch_size=64, allowed=allowed)
+    assert all(not w.any() for w in weights)
+
+
+def test_fit_calls_back_with_the_averaged_weights():
+    from nlpipe.linear.train import fit
+
+    rows, gold = _toy_rows(2)
+    weights = [np.zeros((9, 4), np.float32) for _ in range(3)]
+    seen = []
+    fit(weights, rows, gold, mode="full", epochs=2, batch_size=64, average_every=1,
+        on_epoch=lambda e, loss: seen.append([w.copy() for w in weights]))
+    assert all(np.array_equal(a, b) for a, b in zip(seen[-1], weights))   # the last call saw the final average
+
+
+def test_parse_first_pass_template():
+    t = parse_template("tag@-1+ptag@+1+lower@0")
+    assert t.history == (-1,) and t.first == (1,) and t.static == ((ATTR_INDEX["lower"], 0),)
+    with pytest.raises(ValueError):
+        parse_template("ptag@+3")
+
+
+def _second_pass_model() -> TemplatedModel:
+    gold = [s[1] for s in TOY]
+    opts = toy_options(mode="full", templates=["lower@0", "lower@0+ptag@+1"])
+    return train_tagger(TOY, TOY, opts, order=opts.templates, first=(gold, gold)).model
+
+
+def test_second_pass_reads_the_first_pass_tag_on_the_right():
+    model = _second_pass_model()
+    assert model.needs_first_pass
+    layout, atoms = model.layout([["a", "can", "swim", "."]])
+    ids = {l: i for i, l in enumerate(model.labels)}
+    L = model.num_labels
+    for after, expected in (("VB", "MD"), (".", "NN")):
+        first = layout.scatter(np.array([ids[t] for t in ("DT", "NN", after, ".")]), L)
+        pred, _ = tag(model, layout, atoms, None, first=first)
+        assert model.labels[pred[1]] == expected
+        pred, _ = tag(model, layout, atoms, 0.5, first=first)
+        assert model.labels[pred[1]] == expected
+
+
+def test_second_pass_without_first_pass_tags_is_refused():
+    model = _second_pass_model()
+    layout, atoms = model.layout([["a", "can", "."]])
+    with pytest.raises(ValueError, match="first tagging pass"):
+        tag(model, layout, atoms, None)
+    gold = [s[1] for s in TOY]
+    with pytest.raises(ValueError, match="first-pass labels"):
+        train_tagger(TOY, TOY, toy_options(mode="full"), order=["lower@0", "ptag@+1"], first=(gold[1:], gold))

@@ -14,39 +14,14 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .margin import checkpoint_schedule, margin_stops  # noqa: F401 (checkpoint_schedule: re-exported)
 from .model import TemplatedModel
-from .templates import Layout, static_keys, word_only
-
-
-def _stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndarray]:
-    """(rows whose best score leads every other by at least ``margin``, argmax of every row).
-
-    The best leads by ``margin`` exactly when at most one score exceeds best - margin, which
-    needs an argmax and a comparison instead of a partial sort (row-wise max is slow in numpy).
-    """
-    arg = scores.argmax(axis=1)
-    best = scores.ravel()[np.arange(len(scores)) * scores.shape[1] + arg]
-    return np.count_nonzero(scores > (best - margin)[:, None], axis=1) <= 1, arg
-
-
-def checkpoint_schedule(spec: Optional[str]) -> Optional[Tuple[int, ...]]:
-    """Parse a checkpoint schedule: ``"all"``/None (test after every template), ``"pow2"``
-    (after 1, 2, 4, 8, ... templates) or comma-separated template counts such as ``"2,4,8,16"``."""
-    if spec is None or spec == "all":
-        return None
-    if spec == "pow2":
-        return tuple(1 << i for i in range(12))
-    try:
-        counts = sorted({int(x) for x in spec.split(",") if x.strip()})
-    except ValueError:
-        raise ValueError(f"bad checkpoint schedule {spec!r} (all, pow2 or counts like 2,4,8)") from None
-    if not counts or counts[0] < 1:
-        raise ValueError(f"bad checkpoint schedule {spec!r}: counts must be >= 1")
-    return tuple(counts)
+from .templates import Layout, context_keys, static_keys, word_only
 
 
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
-        limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None) -> Tuple[np.ndarray, np.ndarray]:
+        limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None,
+        first: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Label ids [num_tokens] and templates used per token for a batch in ``layout``.
 
     ``limit`` uses only the first ``limit`` templates (a fixed prefix); ``margin=None`` always
@@ -54,6 +29,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     ``checkpoints`` (template counts) restricts the margin test to those prefixes (the
     checkpointed variant: fewer, cheaper tests, templates between two checkpoints are summed
     without testing); None tests after every template (exact dynamic feature selection).
+    ``first``: the label ids a first tagging pass predicted, in the padded layout (padding =
+    number of labels); needed by the second pass of a two-pass tagger (``ptag`` templates).
     """
     k = len(model.templates) if limit is None else min(limit, len(model.templates))
     test = np.ones(k + 1, dtype=bool)
@@ -104,7 +81,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             else:
                 su += w
             if margin is not None and step + 1 < k and test[step + 1]:
-                fin, arg = _stops(su, margin)
+                fin, arg = margin_stops(su, margin)
                 if fin.any():
                     tpred[tact[fin]] = arg[fin]
                     tused[tact[fin]] = step + 1
@@ -126,13 +103,13 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
 
     # Phase 1: the other templates before the first tag-history template, for every token at once.
     for step, j in enumerate(rest, start=len(block)):
-        w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga), axis=0)  # take: 2x faster than []
+        w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga, first), axis=0)  # take: 2x faster than []
         if s is None:
             s = w
         else:
             s += w
         if margin is not None and step + 1 < k and test[step + 1]:
-            fin, arg = _stops(s, margin)
+            fin, arg = margin_stops(s, margin)
             if fin.any():
                 done = act[fin]
                 p = arg[fin]
@@ -156,9 +133,9 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     scores = s             # rows of the tokens in ``act``; slot[token] is the token's row
     slot = np.full(n, -1, dtype=np.int64)
     slot[act] = np.arange(len(act))
-    static_rows = {j: model.token_rows(j, atoms, tags, ga) for j in phase2 if not history[j]}
+    static_rows = {j: model.token_rows(j, atoms, tags, ga, first) for j in phase2 if not history[j]}
     sizes = model.attributes.sizes
-    static_part = {j: static_keys(model.templates[j], atoms, ga, sizes) for j in phase2 if history[j]}
+    static_part = {j: context_keys(model.templates[j], atoms, ga, sizes, L, first) for j in phase2 if history[j]}
     final = np.ones(layout.size, dtype=bool)
     final[ga] = False
     waiting = act
@@ -182,7 +159,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                 rows = model.rows(j, key)
             s += np.take(model.weights[j], rows, axis=0)
             if margin is not None and step < last and test[len(phase1) + step + 1]:
-                fin, arg = _stops(s, margin)
+                fin, arg = margin_stops(s, margin)
                 if fin.any():
                     done = a[fin]
                     p = arg[fin]

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ModelError
 from .attributes import PAD, Attributes
 from .clusters import CLUSTERS_FILE, Clusters
+from .storage import compact_tables, load_tables, save_tables
 from .templates import Layout, Template, check_radix, full_keys, parse_template
 
 WEIGHTS_FILE = "weights.npz"
@@ -88,90 +89,57 @@ class TemplatedModel:
         hit = table[pos] == keys
         return np.where(hit, pos + 1, 0)
 
-    def token_rows(self, j: int, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """Rows of template ``j`` for padded positions ``g`` with tag history ``tags``."""
-        keys = full_keys(self.templates[j], atoms, tags, g, self.attributes.sizes, self.num_labels)
+    @property
+    def needs_first_pass(self) -> bool:
+        """Whether some template reads the tags of a first tagging pass (``ptag``)."""
+        return any(t.first for t in self.templates)
+
+    def token_rows(self, j: int, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray,
+                   first: Optional[np.ndarray] = None) -> np.ndarray:
+        """Rows of template ``j`` for padded positions ``g`` with tag history ``tags`` (and
+        first-pass tags ``first``, padded layout, for templates that read them)."""
+        keys = full_keys(self.templates[j], atoms, tags, g, self.attributes.sizes, self.num_labels, first)
         return self.rows(j, keys)
 
     # -- storage ----------------------------------------------------------------------------
 
     def compact(self, threshold: float = 1e-3) -> None:
         """Round weights to float16, zero those below ``threshold`` and drop all-zero rows."""
-        for j, w in enumerate(self.weights):
-            w = w.astype(np.float16).astype(np.float32)
-            w[np.abs(w) < threshold] = 0.0
-            keep = np.flatnonzero(np.any(w[1:] != 0, axis=1))
-            self.keys[j] = self.keys[j][keep]
-            self.weights[j] = np.concatenate([w[:1], w[1:][keep]])
-            self._dense[j] = None
+        compact_tables(self.keys, self.weights, threshold)
+        self._dense = [None] * len(self.weights)
 
     def num_parameters(self) -> int:
         return int(sum(np.count_nonzero(w) for w in self.weights))
 
-    def save(self, model_dir: Path) -> None:
+    def save(self, model_dir: Path, with_clusters: bool = True) -> None:
         """Write ``weights.npz`` (all templates concatenated, sparse float16), ``vocab.json`` and, for
-        models with word-cluster attributes, ``clusters.npz``."""
+        models with word-cluster attributes, ``clusters.npz`` (unless ``with_clusters`` is False:
+        the table is then passed to :meth:`load`, e.g. shared with the first pass's model)."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        # Per weight row: how many non-zero entries it has; then their columns and float16 values.
-        L = self.num_labels
-        count_type = np.uint8 if L < 256 else np.uint16
-        col_type = np.uint8 if L <= 256 else np.uint16
-        counts, cols, vals = [], [], []
-        for w in self.weights:
-            r, c = np.nonzero(w)
-            counts.append(np.bincount(r, minlength=len(w)).astype(count_type))
-            cols.append(c.astype(col_type))
-            vals.append(w[r, c].astype(np.float16))
-        np.savez(model_dir / WEIGHTS_FILE,
-                 keys=np.concatenate(self.keys).astype(np.int64) if self.keys else np.zeros(0, np.int64),
-                 key_offsets=np.cumsum([0] + [len(k) for k in self.keys]).astype(np.int64),
-                 row_counts=np.concatenate(counts) if counts else np.zeros(0, count_type),
-                 col=np.concatenate(cols) if cols else np.zeros(0, col_type),
-                 val=np.concatenate(vals) if vals else np.zeros(0, np.float16))
+        save_tables(model_dir / WEIGHTS_FILE, self.keys, self.weights, self.num_labels)
         vocab = {"labels": self.labels, "templates": self.template_names,
                  "attributes": self.attributes.to_json()}
         with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
             json.dump(vocab, f, ensure_ascii=False, separators=(",", ":"))
-        if self.attributes.clusters is not None:
+        if self.attributes.clusters is not None and with_clusters:
             self.attributes.clusters.save(model_dir / CLUSTERS_FILE)
         elif (model_dir / CLUSTERS_FILE).exists():
             (model_dir / CLUSTERS_FILE).unlink()
 
     @classmethod
-    def load(cls, model_dir: Path) -> "TemplatedModel":
-        """Read a model written by :meth:`save`; any damage raises :class:`ModelError`."""
+    def load(cls, model_dir: Path, clusters: Optional[Clusters] = None) -> "TemplatedModel":
+        """Read a model written by :meth:`save`; ``clusters`` is the cluster table of a model saved
+        without its own; any damage raises :class:`ModelError`."""
         model_dir = Path(model_dir)
         try:
             with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
                 vocab = json.load(f)
             labels, names = vocab["labels"], vocab["templates"]
-            clusters = Clusters.load(model_dir / CLUSTERS_FILE) if (model_dir / CLUSTERS_FILE).exists() else None
+            if (model_dir / CLUSTERS_FILE).exists():
+                clusters = Clusters.load(model_dir / CLUSTERS_FILE)
             attributes = Attributes.from_json(vocab["attributes"], clusters)
-            L, k = len(labels), len(names)
-            with np.load(model_dir / WEIGHTS_FILE, allow_pickle=False) as z:
-                all_keys, koff = z["keys"], z["key_offsets"]
-                counts, col, val = z["row_counts"], z["col"], z["val"]
-            nrows = np.diff(koff) + 1
-            if all_keys.dtype != np.int64 or koff.shape != (k + 1,) or koff[0] != 0 \
-                    or koff[-1] != len(all_keys) or np.any(nrows < 1) or len(counts) != nrows.sum() \
-                    or counts.dtype.kind != "u" or col.dtype.kind != "u" or val.dtype != np.float16 \
-                    or not (len(col) == len(val) == int(counts.sum(dtype=np.int64))):
-                raise ValueError("inconsistent arrays")
-            if len(col) and int(col.max()) >= L:
-                raise ValueError("entry out of range")
-            row_start = np.concatenate([[0], np.cumsum(nrows)])
-            entry_start = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-            keys, weights = [], []
-            for j in range(k):
-                kj = all_keys[koff[j]:koff[j + 1]]
-                cj = counts[row_start[j]:row_start[j + 1]]
-                e0, e1 = entry_start[row_start[j]], entry_start[row_start[j + 1]]
-                r = np.repeat(np.arange(len(cj), dtype=np.int64), cj)
-                w = np.zeros((len(kj) + 1, L), dtype=np.float32)
-                w.ravel()[r * L + col[e0:e1]] = val[e0:e1]
-                keys.append(kj)
-                weights.append(w)
+            keys, weights = load_tables(model_dir / WEIGHTS_FILE, len(names), len(labels))
             return cls(labels, attributes, names, keys, weights)
         except FileNotFoundError as e:
             raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None

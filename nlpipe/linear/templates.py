@@ -1,7 +1,8 @@
 """Feature templates: named conjunctions of word attributes at offsets and previous tags.
 
 A template is written as ``+``-joined parts: ``lower@0``, ``s3@0``, ``amb@+1``, ``tag@-1`` (a
-previously predicted tag), or the single word ``bias``. Each template maps a token to one integer
+previously predicted tag), ``ptag@+1`` (the tag a first tagging pass predicted at that
+offset, -2..+2: templates of the second pass of a two-pass tagger), or the single word ``bias``. Each template maps a token to one integer
 key (a mixed-radix number over its parts); the model maps keys to weight rows.
 
 Tokens of a batch of sentences live in one flat "padded layout": two padding slots before every
@@ -35,9 +36,26 @@ DEFAULT_TEMPLATES: Tuple[str, ...] = (
 )
 
 
+# Templates a second tagging pass adds to the first pass's: the first pass's tags of the word, of
+# the right context (which a left-to-right pass cannot see otherwise) and conjunctions.
+FIRST_PASS_TEMPLATES: Tuple[str, ...] = (
+    "ptag@0", "ptag@+1", "ptag@+2", "ptag@+1+ptag@+2", "tag@-1+ptag@+1", "ptag@0+ptag@+1",
+    "lower@0+ptag@+1", "ptag@-1+ptag@0+ptag@+1", "lower@0+ptag@0",
+)
+
+
+def second_pass_order(first_order: Sequence[str]) -> List[str]:
+    """Template order of a second pass: the ``FIRST_PASS_TEMPLATES`` without tag history first
+    (so a word the first pass got confidently right can stop at once), then the first pass's
+    order, then those with tag history (which would otherwise start the position-by-position
+    phase of tagging early)."""
+    extra = [parse_template(t) for t in FIRST_PASS_TEMPLATES]
+    return [t.name for t in extra if not t.history] + list(first_order) + [t.name for t in extra if t.history]
+
+
 def word_only(template: Template) -> bool:
     """Whether a template reads nothing but attributes of the word itself (``bias`` included)."""
-    return not template.history and all(off == 0 for _, off in template.static)
+    return not template.history and not template.first and all(off == 0 for _, off in template.static)
 
 
 def uses_clusters(spec: str) -> bool:
@@ -47,11 +65,13 @@ def uses_clusters(spec: str) -> bool:
 
 @dataclass(frozen=True)
 class Template:
-    """One feature template: static parts (attribute column, offset) and tag-history offsets."""
+    """One feature template: static parts (attribute column, offset), tag-history offsets and
+    offsets of first-pass tags (``ptag``)."""
 
     name: str
     static: Tuple[Tuple[int, int], ...]
     history: Tuple[int, ...]
+    first: Tuple[int, ...] = ()
 
 
 def parse_template(spec: str) -> Template:
@@ -60,6 +80,7 @@ def parse_template(spec: str) -> Template:
         return Template(spec, (), ())
     static: List[Tuple[int, int]] = []
     history: List[int] = []
+    first: List[int] = []
     for part in _split_parts(spec):
         attr, sep, off = part.partition("@")
         try:
@@ -72,11 +93,13 @@ def parse_template(spec: str) -> Template:
             if offset not in (-1, -2):
                 raise ValueError(f"template '{spec}': tag history looks only at offsets -1 and -2")
             history.append(offset)
+        elif attr == "ptag":
+            first.append(offset)
         elif attr in ATTR_INDEX:
             static.append((ATTR_INDEX[attr], offset))
         else:
-            raise ValueError(f"template '{spec}': unknown attribute '{attr}' (known: {', '.join(ATTRS)}, tag)")
-    return Template(spec, tuple(static), tuple(history))
+            raise ValueError(f"template '{spec}': unknown attribute '{attr}' (known: {', '.join(ATTRS)}, tag, ptag)")
+    return Template(spec, tuple(static), tuple(history), tuple(first))
 
 
 def _split_parts(spec: str) -> List[str]:
@@ -99,7 +122,7 @@ def check_radix(template: Template, sizes: Sequence[int], num_labels: int) -> in
     total = 1
     for a, _ in template.static:
         total *= sizes[a]
-    total *= (num_labels + 1) ** len(template.history)
+    total *= (num_labels + 1) ** (len(template.history) + len(template.first))
     if total >= MAX_KEY:
         raise ValueError(f"template '{template.name}' has too many values to key in 64 bits")
     return total
@@ -114,10 +137,25 @@ def static_keys(template: Template, atoms: np.ndarray, g: np.ndarray, sizes: Seq
     return key
 
 
-def full_keys(template: Template, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray,
-              sizes: Sequence[int], num_labels: int) -> np.ndarray:
-    """Keys including tag history read from ``tags`` (padded layout; padding = ``num_labels``)."""
+def context_keys(template: Template, atoms: np.ndarray, g: np.ndarray, sizes: Sequence[int], num_labels: int,
+                 first: Optional[np.ndarray] = None) -> np.ndarray:
+    """Keys of everything but the tag history: static parts, then first-pass tags read from
+    ``first`` (padded layout; padding = ``num_labels``), which templates with ``ptag`` parts need."""
     key = static_keys(template, atoms, g, sizes)
+    if template.first:
+        if first is None:
+            raise ValueError(f"template '{template.name}' needs the tags of a first tagging pass")
+        for off in template.first:
+            key *= num_labels + 1
+            key += first[g + off]
+    return key
+
+
+def full_keys(template: Template, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray,
+              sizes: Sequence[int], num_labels: int, first: Optional[np.ndarray] = None) -> np.ndarray:
+    """Keys including tag history read from ``tags`` (padded layout; padding = ``num_labels``)
+    and first-pass tags from ``first`` (see :func:`context_keys`)."""
+    key = context_keys(template, atoms, g, sizes, num_labels, first)
     for off in template.history:
         key *= num_labels + 1
         key += tags[g + off]

@@ -5,7 +5,9 @@ training runs on shuffled mini-batches of tokens. For each token the prefix scor
 P_i = sum_{j<=i} W_j[row_j] are computed; ``mode="dynamic"`` applies the hinge
 max(0, max_{y'!=y} P_i(y') - P_i(y) + m) to every prefix i up to i*, the first prefix where the
 gold label leads by m (Strubell et al.), so template j collects the subgradients of prefixes
-j..i*. ``mode="full"`` applies it to the last prefix only (standard training).
+j..i*. ``mode="full"`` applies it to the last prefix only (standard training);
+``mode="dynamic+full"`` applies it to the prefixes up to i* and to the last one, so the model
+also stays accurate when run with every template.
 """
 from __future__ import annotations
 
@@ -19,12 +21,14 @@ from .templates import Layout, full_keys, parse_template
 
 
 def feature_keys(templates: Sequence[str], attributes: Attributes, layout: Layout, atoms: np.ndarray,
-                 gold: np.ndarray, num_labels: int) -> np.ndarray:
-    """Keys [num_tokens, len(templates)] with gold tag history."""
+                 gold: np.ndarray, num_labels: int, first: Optional[np.ndarray] = None) -> np.ndarray:
+    """Keys [num_tokens, len(templates)] with gold tag history (and the first-pass tags ``first``
+    [num_tokens], for ``ptag`` templates)."""
     tags = layout.scatter(gold.astype(np.int64), num_labels)
+    ptags = None if first is None else layout.scatter(first.astype(np.int64), num_labels)
     out = np.empty((layout.num_tokens, len(templates)), dtype=np.int64)
     for j, name in enumerate(templates):
-        out[:, j] = full_keys(parse_template(name), atoms, tags, layout.g, attributes.sizes, num_labels)
+        out[:, j] = full_keys(parse_template(name), atoms, tags, layout.g, attributes.sizes, num_labels, ptags)
     return out
 
 
@@ -35,6 +39,9 @@ def vocabulary(keys: np.ndarray, min_count: int) -> List[np.ndarray]:
         u, c = np.unique(keys[:, j], return_counts=True)
         out.append(u[c >= min_count])
     return out
+
+
+MODES = ("dynamic", "full", "dynamic+full")
 
 
 def key_rows(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -69,15 +76,20 @@ class AdaGrad:
 
 def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: str = "dynamic",
         margin: float = 1.0, lr: float = 0.2, l2: float = 1e-5, epochs: int = 5, batch_size: int = 512,
-        seed: int = 0, average_every: int = 0,
+        seed: int = 0, average_every: int = 0, allowed: Optional[np.ndarray] = None,
         on_epoch: Optional[Callable[[int, float], None]] = None) -> None:
-    """Train ``weights`` (one matrix per column of ``rows``, updated in place) on token rows.
+    """Train ``weights`` (one matrix per column of ``rows``, updated in place) on examples given by
+    their weight rows (tokens for the tagger, parser configurations for the transition parser).
 
+    ``allowed`` (bool [num_examples, L], optional) rules labels out of an example: they are never
+    the violating label of the hinge (the gold label must be allowed).
     ``average_every`` > 0 leaves the average of snapshots taken every that many mini-batches
     (Polyak averaging, which smooths the noise of the last updates); 0 leaves the last weights.
+    ``on_epoch(epoch, loss)`` is called after every epoch with the weights in the state training
+    would leave them (averaged, with ``average_every``).
     """
-    if mode not in ("dynamic", "full"):
-        raise ValueError(f"unknown training mode {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"unknown training mode {mode!r} (one of {', '.join(MODES)})")
     k = rows.shape[1]
     L = weights[0].shape[1]
     opt = AdaGrad(weights, lr, l2)
@@ -91,38 +103,55 @@ def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: 
         loss = 0.0
         for start in range(0, n, batch_size):
             idx = perm[start:start + batch_size]
-            loss += _step(opt, rows[idx], gold[idx], k, L, mode, margin)
+            loss += _step(opt, rows[idx], gold[idx], k, L, mode, margin,
+                          None if allowed is None else allowed[idx])
             steps += 1
             if averaged is not None and steps % average_every == 0:
                 snapshots += 1
                 for a, w in zip(averaged, weights):
                     a += (w - a) / snapshots
         if on_epoch is not None:
-            on_epoch(epoch, loss / max(n, 1))
+            if averaged is not None and snapshots:
+                # the callback sees the weights training would leave now: the average
+                live = [w.copy() for w in weights]
+                for a, w in zip(averaged, weights):
+                    w[...] = a
+                on_epoch(epoch, loss / max(n, 1))
+                for v, w in zip(live, weights):
+                    w[...] = v
+            else:
+                on_epoch(epoch, loss / max(n, 1))
     if averaged is not None and snapshots:
         for a, w in zip(averaged, weights):
             w[...] = a
 
 
-def _step(opt: AdaGrad, rows: np.ndarray, y: np.ndarray, k: int, L: int, mode: str, margin: float) -> float:
+def _step(opt: AdaGrad, rows: np.ndarray, y: np.ndarray, k: int, L: int, mode: str, margin: float,
+          allowed: Optional[np.ndarray] = None) -> float:
     b = len(y)
     ar = np.arange(b)
     prefix = np.empty((k, b, L), dtype=np.float32)
     for j in range(k):
         prefix[j] = opt.weights[j][rows[:, j]]
-    if mode == "dynamic":
+    prefixes = mode != "full"
+    if prefixes:
         np.cumsum(prefix, axis=0, out=prefix)
     else:
         prefix = prefix.sum(axis=0, keepdims=True)
     gold_score = prefix[:, ar, y].copy()
     prefix[:, ar, y] = -np.inf
+    if allowed is not None:
+        prefix[:, ~allowed] = -np.inf
     viol = prefix.argmax(axis=2)                                # loss-augmented argmax (y' != y)
     other = np.take_along_axis(prefix, viol[:, :, None], axis=2)[:, :, 0]
     lead = gold_score - other
     ok = lead >= margin
-    if mode == "dynamic":
+    if prefixes:
         istar = np.where(ok.any(axis=0), ok.argmax(axis=0), k - 1)
-        active = (~ok) & (np.arange(k)[:, None] <= istar[None, :])
+        upto = np.arange(k)[:, None] <= istar[None, :]
+        if mode == "dynamic+full":
+            upto[k - 1] = True
+        active = (~ok) & upto
     else:
         active = ~ok
     loss = float(np.maximum(0.0, margin - lead)[active].sum())
@@ -135,11 +164,11 @@ def _step(opt: AdaGrad, rows: np.ndarray, y: np.ndarray, k: int, L: int, mode: s
     np.add.at(grad, (ii, bb, viol[ii, bb]), 1.0)
     np.add.at(grad, (ii, bb, y[bb]), -1.0)
     nact = active.astype(np.int32)
-    if mode == "dynamic":
+    if prefixes:
         grad = np.flip(np.cumsum(np.flip(grad, 0), axis=0), 0)
         nact = np.flip(np.cumsum(np.flip(nact, 0), axis=0), 0)
     for j in range(k):
-        jj = j if mode == "dynamic" else 0
+        jj = j if prefixes else 0
         sel = np.flatnonzero(nact[jj])
         if len(sel):
             opt.update(j, rows[sel, j], grad[jj, sel])

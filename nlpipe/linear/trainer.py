@@ -82,11 +82,21 @@ def _sample_sentences(n_tokens: int, lengths: Sequence[int], rng: np.random.Gene
     return sorted(order[: int(np.searchsorted(cum, n_tokens)) + 1].tolist())
 
 
+def first_pass_ids(labels: Sequence[Sequence[str]], label_ids: Dict[str, int]) -> np.ndarray:
+    """Flat label ids of first-pass tags per sentence (a label this model lacks: ``len(label_ids)``)."""
+    none = len(label_ids)
+    return np.array([label_ids.get(l, none) for s in labels for l in s], dtype=np.int64)
+
+
 def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence], options: TrainOptions,
                  order: Optional[Sequence[str]] = None,
-                 log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None) -> TrainResult:
+                 log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None,
+                 first: Optional[Tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]]] = None) -> TrainResult:
     """Train a tagger; ``order`` (template names) overrides the ordering search; ``clusters`` is the
-    word-cluster table the cluster attributes read (without it they are always unknown)."""
+    word-cluster table the cluster attributes read (without it they are always unknown).
+    ``first``: the labels a first tagging pass predicted for every train and dev sentence (for the
+    ``ptag`` templates of a second pass; the train ones should come from models that did not see
+    the sentence, e.g. jackknifing)."""
     t0 = time.time()
     if not train:
         raise ValueError("no training sentences")
@@ -103,7 +113,12 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     forms, gold = _flatten(train, label_ids)
     shell = build_model(labels, attributes, templates, [np.zeros(0, np.int64)] * len(templates))
     layout, atoms = shell.layout(forms)
-    keys = feature_keys(templates, attributes, layout, atoms, gold, len(labels))
+    first_train = first_dev = None
+    if first is not None:
+        first_train, first_dev = (first_pass_ids(f, label_ids) for f in first)
+        if len(first_train) != len(gold):
+            raise ValueError("first-pass labels do not match the training tokens")
+    keys = feature_keys(templates, attributes, layout, atoms, gold, len(labels), first_train)
     tables = vocabulary(keys, options.min_count)
     rows = rows_for(keys, tables)
     del keys
@@ -113,9 +128,12 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
 
     dev_forms, dev_gold = _flatten(dev, label_ids)
     dev_layout, dev_atoms = candidates.layout(dev_forms)
+    dev_first = None if first_dev is None else dev_layout.scatter(first_dev, len(labels))
 
     curve: List[float] = []
     index = list(range(len(templates)))
+    if first is not None and order is None and options.order != "given":
+        raise ValueError("a second pass is trained with --order given (no ordering search)")
     if order is None and options.order != "given":
         rng = np.random.default_rng(options.seed)
         tr = _sample_sentences(options.wrapper_sample, [len(s) for s in forms], rng)
@@ -146,12 +164,12 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     dev_margin = options.margin if options.mode == "dynamic" else None
 
     def on_epoch(epoch: int, loss: float) -> None:
-        pred, used = tag(model, dev_layout, dev_atoms, dev_margin)
+        pred, used = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
         log(f"epoch {epoch + 1}/{options.epochs}: loss {loss:.4f}, dev accuracy "
             f"{100 * np.mean(pred == dev_gold):.2f}, {used.mean():.1f} templates ({time.time() - t0:.0f}s)")
 
     fit(model.weights, sub_rows, gold, on_epoch=on_epoch, **options.fit_options())  # type: ignore[arg-type]
     model.compact()
-    pred, _ = tag(model, dev_layout, dev_atoms, dev_margin)
+    pred, _ = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
     acc = float(np.mean(pred == dev_gold)) if len(dev_gold) else 0.0
     return TrainResult(model, acc, curve, time.time() - t0, options)
