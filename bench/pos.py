@@ -106,6 +106,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--checkpoints", default="pow2",
                     help="checkpoint schedule of the checkpointed rows (pow2 or counts like 2,4,8); '' for none")
     ap.add_argument("--train-args", default="", help="extra `nlpipe train pos` options for missing models")
+    ap.add_argument("--full-args", default="", help="extra options for the full model only (e.g. --two-pass "
+                    "when the dynamic model has two passes: the full row is then two full passes)")
     ap.add_argument("--fixed", default="1,3,5,10")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=MODEL@MARGIN",
@@ -120,7 +122,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     work.mkdir(parents=True, exist_ok=True)
     ns = [int(x) for x in a.fixed.split(",") if x]
     extra = a.train_args.split()
-    train(work / "full", ["--mode", "full", "--order-from", a.dynamic], data, extra)
+    train(work / "full", ["--mode", "full", "--order-from", a.dynamic, *a.full_args.split()], data, extra)
     for n in ns:
         train(work / f"fixed-{n}", ["--mode", "fixed", "--n", str(n), "--order-from", a.dynamic], data, extra)
 

