@@ -1,12 +1,17 @@
-"""Benchmark of the biaffine parser on en_ewt test with predicted POS: accuracy, tree checks, speed.
+"""Benchmark of both parsers on en_ewt test with predicted POS: accuracy, tree checks, speed.
 
-    python bench/parse.py [--model M] [--tagged FILE] [--threads 2] [--json]
+    python bench/parse.py [--model M] [--transition-model T] [--margins 0.5,1,2] [--checkpoints 12]
+                          [--repeat 3] [--tagged FILE] [--threads 2] [--json]
 
 Steps, in one run: (1) tag the gold test file with the shipped POS tagger (``nlpipe pos``) unless
-``--tagged`` gives such a file; (2) time the shell filter ``nlpipe parse < tagged > out`` (model
-loading included) and the in-process stage (loading excluded) with Chu-Liu-Edmonds and with Eisner
-(``--projective``); (3) score UAS/LAS UD-style against the gold trees and check that every output
-tree is well-formed. Peers (UDPipe 1 via ``ufal.udpipe``, spaCy) are reported only when installed.
+``--tagged`` gives such a file; (2) biaffine: time the shell filter ``nlpipe parse < tagged > out``
+(model loading included) and the in-process stage (loading excluded) with Chu-Liu-Edmonds and with
+Eisner (``--projective``); (3) transition parser (the seed's Table 2.2): the full model (every
+template) and dynamic feature selection at each margin, in process, with LAS, UAS, mean templates
+per action and speed-up over the full model, plus the whole shell filter ``nlpipe parse --parser
+transition`` for the full model and each margin (transition timings: best of ``--repeat``); (4) score UAS/LAS UD-style against the gold trees
+and check that every output tree is well-formed. Peers (UDPipe 1 via ``ufal.udpipe``, spaCy) are
+reported only when installed.
 """
 from __future__ import annotations
 
@@ -56,6 +61,12 @@ def main(argv: Any = None) -> Dict[str, Any]:
     ap.add_argument("--gold", default=str(corpora / "en_ewt" / "en_ewt-ud-test.conllu"))
     ap.add_argument("--tagged", default=None, help="gold test file re-tagged by the POS stage")
     ap.add_argument("--model", default=None, help="parser model (default: the shipped one)")
+    ap.add_argument("--transition-model", default="parse-transition-ewt",
+                    help="transition parser model ('none' skips the transition rows)")
+    ap.add_argument("--margins", default="0.5,1,1.5,2,3", help="margins for dynamic feature selection")
+    ap.add_argument("--checkpoints", default=None, help="margin-test schedule (default: the model's)")
+    ap.add_argument("--skip-biaffine", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="transition timings: best of this many runs")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -79,6 +90,10 @@ def main(argv: Any = None) -> Dict[str, Any]:
                               "upos": pos["upos"], "xpos": pos["xpos"], "threads": args.threads,
                               "machine": f"{platform.machine()}, {os.cpu_count()} cores visible",
                               "runs": []}
+    if args.transition_model != "none":
+        result["transition"] = transition_rows(args, gold, tagged, stripped, tmp)
+    if args.skip_biaffine:
+        return report(args, result, n_sent, n_words, pos)
     model_args = ["--model", args.model] if args.model else []
     out = tmp / "cli.conllu"
     seconds = run_cli(["parse", *model_args], stripped, out, args.threads)
@@ -103,6 +118,50 @@ def main(argv: Any = None) -> Dict[str, Any]:
                                "uas": round(s["uas"], 2), "las": round(s["las"], 2),
                                "uas_nopunct": round(s["uas_nopunct"], 2), "las_nopunct": round(s["las_nopunct"], 2),
                                "not_trees": well_formed(pred)})
+    return report(args, result, n_sent, n_words, pos)
+
+
+def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Path, tmp: Path) -> Dict[str, Any]:
+    """Full model vs dynamic feature selection at each margin (in process), and the shell filter."""
+    from nlpipe.stage import load_stage
+
+    n_sent = len(tagged)
+    rows: List[Dict[str, Any]] = []
+    margins: List[Any] = [None] + [float(m) for m in args.margins.split(",") if m.strip()]
+    for margin in margins:
+        secs = cpu = float("inf")
+        for _ in range(args.repeat):      # best of several: the machine is shared
+            stage = load_stage("parse", args.transition_model, margin=-1.0 if margin is None else margin,
+                               checkpoints=args.checkpoints)
+            sents = strip_stage("parse", tagged)
+            t, c = time.perf_counter(), time.process_time()
+            pred = list(stage.annotate(sents))
+            secs = min(secs, time.perf_counter() - t)
+            cpu = min(cpu, time.process_time() - c)    # one thread: CPU time is steadier under load
+        s = score("parse", gold, pred)
+        rows.append({"name": "full" if margin is None else f"margin {margin:g}", "margin": margin,
+                     "las": round(s["las"], 2), "uas": round(s["uas"], 2),
+                     "mean_templates": round(stage.mean_templates, 2), "seconds": round(secs, 3),
+                     "cpu_seconds": round(cpu, 3),
+                     "sentences_per_s": round(n_sent / secs, 1), "not_trees": well_formed(pred)})
+    for r in rows:
+        r["speedup"] = round(rows[0]["seconds"] / r["seconds"], 2)
+        r["speedup_cpu"] = round(rows[0]["cpu_seconds"] / r["cpu_seconds"], 2)
+    cli = []
+    for margin in margins:
+        out = tmp / "transition.conllu"
+        extra = ["--margin", "-1" if margin is None else str(margin)]
+        seconds = min(run_cli(["parse", "--parser", "transition", "--model", args.transition_model, *extra],
+                              stripped, out, args.threads) for _ in range(args.repeat))
+        pred = list(read_file(str(out)))
+        s = score("parse", gold, pred)
+        cli.append({"name": "full" if margin is None else f"margin {margin:g}", "seconds": round(seconds, 3),
+                    "sentences_per_s": round(n_sent / seconds, 1), "las": round(s["las"], 2),
+                    "not_trees": well_formed(pred)})
+    return {"model": args.transition_model, "in_process": rows, "cli": cli}
+
+
+def peer_status() -> Dict[str, str]:
     peers = {}
     for name, module in (("UDPipe 1", "ufal.udpipe"), ("spaCy", "spacy")):
         try:
@@ -110,12 +169,29 @@ def main(argv: Any = None) -> Dict[str, Any]:
             peers[name] = "installed, but no model trained on the same data is available to this script"
         except ImportError:
             peers[name] = "not installed"
-    result["peers"] = peers
+    return peers
+
+
+def report(args: Any, result: Dict[str, Any], n_sent: int, n_words: int, pos: Dict[str, Any]) -> Dict[str, Any]:
+    result["peers"] = peers = peer_status()
     if args.json:
         print(json.dumps(result, indent=1))
     else:
         print(f"en_ewt test: {n_sent} sentences, {n_words} words; predicted UPOS {pos['upos']:.2f} "
               f"XPOS {pos['xpos']:.2f}; {args.threads} threads; {result['machine']}")
+        tr = result.get("transition")
+        if tr:
+            print(f"transition parser {tr['model']} (in process; speed-up over the full model):")
+            print(f"  {'setting':<12} {'LAS':>6} {'UAS':>6} {'templates':>9} {'sent/s':>9} {'speed-up':>8} "
+                  f"{'CPU s':>6} {'CPU speed-up':>12} not-trees")
+            for r in tr["in_process"]:
+                print(f"  {r['name']:<12} {r['las']:6.2f} {r['uas']:6.2f} {r['mean_templates']:9.2f} "
+                      f"{r['sentences_per_s']:9.1f} {r['speedup']:7.2f}x {r['cpu_seconds']:6.3f} "
+                      f"{r['speedup_cpu']:11.2f}x {r['not_trees']}")
+            print("  whole command: nlpipe parse --parser transition [--margin m] < tagged (load included):")
+            for r in tr["cli"]:
+                print(f"  {r['name']:<12} LAS {r['las']:6.2f}  {r['seconds']:.2f} s  {r['sentences_per_s']:8.1f} sent/s  "
+                      f"not-trees {r['not_trees']}")
         for r in result["runs"]:
             print(f"  {r['name']:<45} UAS {r['uas']:6.2f}  LAS {r['las']:6.2f}  {r['sentences_per_s']:8.1f} sent/s "
                   f"{r['tokens_per_s']:8d} tok/s  not-trees {r['not_trees']}")

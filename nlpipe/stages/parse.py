@@ -1,8 +1,10 @@
-"""The ``parse`` stage: glue between CoNLL-U and the biaffine parser (loading, batching, training).
+"""The ``parse`` stage: glue between CoNLL-U and the two parsers (loading, batching, training).
 
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
-else. A model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words, affixes,
-tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
+else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
+affixes, tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
+A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.transition`) holds
+``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import json
 import math
 import pickle
 import random
+import shlex
 import sys
 import time
 from collections import Counter
@@ -260,6 +263,155 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projectiv
 
 
 # ---------------------------------------------------------------------------------------------
+# The transition parser (arch ``transition-dfs.v1``)
+
+TRANSITION_ARCH = "transition-dfs.v1"
+TRANSITION_BATCH = 4096   # sentences parsed in lockstep at most
+
+
+class TransitionParseStage:
+    """Predicts HEAD and DEPREL with the greedy transition parser (:mod:`nlpipe.transition`)."""
+
+    name = "parse"
+    requires = frozenset({"pos"})
+    provides = frozenset({"parse"})
+    max_len = 500
+
+    def __init__(self, model: Any, margin: Optional[float] = None, checkpoints: Optional[Sequence[int]] = None,
+                 batch_sentences: int = TRANSITION_BATCH):
+        self.model = model
+        self.margin = None if margin is None or margin < 0 else float(margin)
+        self.checkpoints = checkpoints
+        self.batch_sentences = batch_sentences
+        self.templates_used = 0   # running totals, for benchmarks and ``nlpipe eval``
+        self.actions = 0
+
+    def fill(self, chunk: List[Sentence]) -> None:
+        """Write HEAD and DEPREL of every word of ``chunk`` (sentences without words are skipped)."""
+        todo = [s for s in chunk if s.words]
+        for s in todo:
+            if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
+                raise InputError("<input>", s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                                                            "the parser reads them: run 'nlpipe pos' first")
+        # lockstep batches of similar length, so that short sentences do not wait for long ones
+        todo.sort(key=lambda s: len(s.words))
+        for start in range(0, len(todo), self.batch_sentences):
+            part = todo[start:start + self.batch_sentences]
+            inputs = [([w[FORM] for w in s.words], [w[UPOS] for w in s.words], [w[XPOS] for w in s.words])
+                      for s in part]
+            trees, used, actions = self.model.parse(inputs, self.margin, self.checkpoints)
+            self.templates_used += used
+            self.actions += actions
+            for s, (heads, rels) in zip(part, trees):
+                for w, h, r in zip(s.words, heads, rels):
+                    w[HEAD] = str(h)
+                    w[DEPREL] = r
+
+    @property
+    def mean_templates(self) -> float:
+        """Templates used per action so far."""
+        return self.templates_used / self.actions if self.actions else 0.0
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        chunk = list(sentences)
+        self.fill(chunk)
+        yield from chunk
+
+
+def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None,
+                    checkpoints: Optional[str] = None, projective: bool = False, probs: bool = False,
+                    **_: Any) -> TransitionParseStage:
+    """Loader of arch ``transition-dfs.v1``: ``margin`` (dynamic feature selection; None or < 0: every
+    template; default: the model's ``model.margin`` if set) and ``checkpoints`` (a schedule such as
+    ``"4,8,16,32"``, see :func:`~nlpipe.linear.margin.checkpoint_schedule`). ``projective`` and
+    ``probs`` belong to the biaffine parser and are refused."""
+    from ..linear.margin import checkpoint_schedule
+    from ..transition.model import TransitionModel
+
+    if projective or probs:
+        raise NlpipeError("--projective and --probs are options of the biaffine parser, not the transition parser")
+    model = TransitionModel.load(Path(model_dir))
+    settings = config.get("model", {})
+    if margin is None:
+        margin = settings.get("margin")
+    try:
+        schedule = checkpoint_schedule(checkpoints if checkpoints is not None else settings.get("checkpoints"))
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
+    return TransitionParseStage(model, margin, schedule)
+
+
+def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = None) -> Any:
+    """``score(model, margin)`` -> dev UAS/LAS (nlpipe.metrics, UD style) and mean templates."""
+    from ..evaluate import score, strip_stage
+
+    gold = list(read_file(dev_path))
+
+    def scorer(model: Any, margin: Optional[float]) -> Dict[str, float]:
+        pred = strip_stage("parse", gold)
+        stage = TransitionParseStage(model, margin, checkpoints)
+        stage.fill(pred)
+        r = score("parse", gold, pred)
+        return {"uas": round(r["uas"], 2), "las": round(r["las"], 2), "templates": round(stage.mean_templates, 2)}
+
+    return scorer
+
+
+def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any, pos_source: str,
+                     clusters_path: Optional[str] = None, run_margin: Optional[float] = None,
+                     run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr) -> Dict[str, Any]:
+    """Train and save a transition parser; ``clusters_path`` is a word-cluster table
+    (``clusters.npz`` as the POS tagger saves it; the model keeps a copy); ``run_margin`` and
+    ``run_checkpoints`` become the model's default margin inference (None: every template).
+    Returns the summary."""
+    from ..linear.margin import checkpoint_schedule
+    from ..linear.clusters import Clusters
+    from ..transition.train import train_parser
+
+    try:
+        schedule = checkpoint_schedule(run_checkpoints)
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
+    clusters = None
+    if clusters_path:
+        try:
+            clusters = Clusters.load(Path(clusters_path))
+        except (OSError, ValueError, KeyError) as e:
+            raise NlpipeError(f"{clusters_path}: cannot read the word-cluster table ({e})") from None
+
+    start = time.time()
+    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in read_treebank(train_path)]
+    if not trees:
+        raise NlpipeError(f"{train_path}: no sentences with words")
+
+    def say(msg: str) -> None:
+        log.write(f"parse (transition): {msg}\n")
+        log.flush()
+
+    try:
+        model, summary = train_parser(trees, options, transition_dev_scorer(dev_path, schedule), say, clusters)
+    except ValueError as e:
+        raise NlpipeError(f"{train_path}: {e}") from None
+    minutes = round((time.time() - start) / 60, 1)
+    model.save(Path(out_dir))
+    best = summary["best"]
+    write_config(Path(out_dir), {
+        "stage": "parse", "arch": TRANSITION_ARCH,
+        "model": {"system": "arc-standard+swap", "margin": run_margin, "checkpoints": run_checkpoints,
+                  "templates": len(model.templates), "parameters": summary["parameters"]},
+        "labels": model.labels,
+        "training": {"command": shlex.join(["nlpipe", *sys.argv[1:]])       # as typed, when run by the CLI
+                     if Path(sys.argv[0]).name in ("nlpipe", "cli.py") else None,
+                     "train": train_path, "dev": dev_path, "pos": pos_source, "minutes": minutes,
+                     "options": summary["options"], "configurations": summary["configurations"],
+                     "clusters": clusters_path,
+                     "best_epoch": best.get("epoch"),
+                     "scores": {"dev_uas": best.get("uas"), "dev_las": best.get("las")},
+                     "history": summary["history"]}})
+    return dict(summary, minutes=minutes, model=out_dir)
+
+
+# ---------------------------------------------------------------------------------------------
 # Training
 
 DEFAULT_HYPER: Dict[str, Any] = {
@@ -399,10 +551,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
               "POS as the parser will see them: jack-knifed predicted tags).")
 @click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U (model selection).")
 @click.option("--out", "out_dir", required=True, metavar="M", help="Model directory to write.")
-@click.option("--epochs", default=40, show_default=True)
-@click.option("--max-minutes", default=85.0, show_default=True, help="Stop before passing this time.")
-@click.option("--batch-tokens", default=3000, show_default=True)
-@click.option("--lr", default=2e-3, show_default=True)
+@click.option("--epochs", type=int, default=None, help="Epochs [biaffine: 40, transition: 8].")
+@click.option("--max-minutes", default=85.0, show_default=True, help="Stop before passing this time (biaffine).")
+@click.option("--batch-tokens", default=3000, show_default=True, help="Biaffine batch size in tokens.")
+@click.option("--lr", type=float, default=None, help="Learning rate [biaffine: 2e-3 (Adam), transition: 0.02 "
+              "(AdaGrad)].")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--threads", default=2, show_default=True, help="torch CPU threads.")
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", show_default=True)
@@ -414,20 +567,45 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
 @click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
 @click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
 @click.option("--decay", default=0.95, show_default=True, help="Learning-rate factor per epoch.")
+@click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
+              show_default=True, help="Transition: hinge on every prefix up to the one where the margin holds "
+              "(dynamic), on the full score only (full), or both (dynamic+full).")
+@click.option("--margin", default=1.0, show_default=True, help="Transition: training margin of the hinge.")
+@click.option("--l2", default=0.0, show_default=True, help="Transition: l2 penalty of AdaGrad.")
+@click.option("--average-every", default=20, show_default=True,
+              help="Transition: average weight snapshots taken every N mini-batches (0: no averaging).")
+@click.option("--min-count", default=2, show_default=True, help="Transition: feature keys seen fewer times "
+              "in training share the unknown row.")
+@click.option("--run-margin", type=float, default=None, help="Transition: the model's default margin for "
+              "dynamic feature selection at parse time (default: every template).")
+@click.option("--run-checkpoints", default=None, help="Transition: the model's default margin-test schedule, "
+              "e.g. 8,24 (default: after every template).")
+@click.option("--clusters", "clusters_path", default=None, metavar="C",
+              help="Transition: word-cluster table (e.g. nlpipe/models/pos-ewt/clusters.npz); the model keeps a copy.")
 @click.option("--pos-source", default="as in the training file", help="Note for config.json: where the "
               "training file's POS tags come from.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
-def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: int, max_minutes: float,
-                  batch_tokens: int, lr: float, seed: int, threads: int, device: str,
+def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: Optional[int],
+                  max_minutes: float, batch_tokens: int, lr: Optional[float], seed: int, threads: int, device: str,
                   glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
-                  decay: float, pos_source: str, as_json: bool) -> None:
-    """Train a dependency parser: nlpipe train parse --train T --dev D --out M."""
-    if parser != "biaffine":
-        raise NlpipeError(f"--parser {parser}: not available yet (only biaffine)")
-    result = train(train_path, dev_path, out_dir, epochs=epochs, max_minutes=max_minutes,
-                   batch_tokens=batch_tokens, lr=lr, seed=seed, threads=threads, device=device,
-                   glove_words_file=glove_words, glove_top=glove_top,
-                   hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source, init=init, decay=decay)
+                  decay: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
+                  run_margin: Optional[float], run_checkpoints: Optional[str], clusters_path: Optional[str],
+                  pos_source: str, as_json: bool) -> None:
+    """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
+    if parser == "transition":
+        from ..transition.train import TrainOptions
+
+        options = TrainOptions(mode=mode, margin=margin, lr=0.02 if lr is None else lr, l2=l2,
+                               epochs=8 if epochs is None else epochs, average_every=average_every,
+                               min_count=min_count, seed=seed)
+        result = train_transition(train_path, dev_path, out_dir, options, pos_source, clusters_path,
+                                  run_margin, run_checkpoints)
+    else:
+        result = train(train_path, dev_path, out_dir, epochs=40 if epochs is None else epochs,
+                       max_minutes=max_minutes, batch_tokens=batch_tokens, lr=2e-3 if lr is None else lr,
+                       seed=seed, threads=threads, device=device, glove_words_file=glove_words,
+                       glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
+                       init=init, decay=decay)
     best = result["best"]
     click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
                f"{result['minutes']} min -> {out_dir}", err=True)
