@@ -127,17 +127,26 @@ class WordTokenizer:
                 return
         lengths = self.splits.get(low)
         if lengths is None:
-            m = _CLITIC_RE.search(word)
-            if m is None or m.start() == 0:
-                out.append((s, s + len(word), None))
-                return
-            lengths = (m.start(), len(word) - m.start())
-        pieces = []
-        pos = 0
-        for n in lengths:
-            pieces.append(word[pos:pos + n])
-            pos += n
-        out.append((s, s + len(word), pieces))
+            lengths = clitic_lengths(word)
+        out.append((s, s + len(word), None if lengths is None else split_lengths(word, lengths)))
+
+
+def clitic_lengths(word: str) -> Optional[Tuple[int, int]]:
+    """Lengths of the two words of a clitic contraction (``don't`` -> (2, 3)), else None."""
+    m = _CLITIC_RE.search(word)
+    if m is None or m.start() == 0:
+        return None
+    return m.start(), len(word) - m.start()
+
+
+def split_lengths(word: str, lengths: Sequence[int]) -> List[str]:
+    """The pieces of ``word`` of the given lengths (which sum to ``len(word)``)."""
+    pieces = []
+    pos = 0
+    for n in lengths:
+        pieces.append(word[pos:pos + n])
+        pos += n
+    return pieces
 
 
 # Sentence ends Punkt misses in web text and e-mail, each followed by whitespace and a capital:

@@ -1,44 +1,59 @@
-"""The tokenize stage: raw text -> CoNLL-U sentences (Punkt sentences + EWT-style words).
+"""The tokenize stage: raw text -> CoNLL-U sentences, by a trained character model or by rules.
 
 Input is read paragraph by paragraph (a paragraph ends at a blank line and always ends a sentence),
 so memory is bounded by the longest paragraph. Output follows EWT: ``# newdoc`` at the start of a
 file, ``# newpar`` at each paragraph, ``# sent_id = <base name>-<n>``, ``# text`` with the sentence's
 characters (line breaks inside a paragraph become spaces), ``SpaceAfter=No`` in MISC (on the range
 line of a multiword token) and every other column ``_``.
+
+Two segmenters share that output code (:class:`Tokenizer`): :class:`RuleTokenizer` (Punkt sentences
++ Treebank-style words, ``punkt-treebank.v1``) and :class:`TrainedTokenizer` (a character CNN that
+labels every character as inside a token, token end or sentence end, seeing the rule tokenizer's
+token and sentence ends as input features, plus multiword-token expansion learned from the training
+data; ``char-segmenter.v1``). Training: :data:`train_command`.
 """
 from __future__ import annotations
 
 import io
 import os
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, Tuple
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import click
+import numpy as np
 
 from ..conllu_io import Sentence
 from ..errors import InputError, ModelError
-from ..tokenizer_rules import SentenceSplitter, WordTokenizer, load_json
+from ..tokenizer_rules import SentenceSplitter, Token, WordTokenizer, load_json
 
 # Line-break characters other tools may split lines on; they must not appear in a `# text` comment.
 _LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
 
+# One sentence of a paragraph: (start, end, tokens); offsets index the paragraph text.
+SentenceSpan = Tuple[int, int, List[Token]]
 
-class RuleTokenizer:
-    """Tokenizer stage object: ``tokenize(stream, name)`` yields CoNLL-U sentences."""
+
+class Tokenizer:
+    """Tokenizer stage object: ``tokenize(stream, name)`` yields CoNLL-U sentences.
+
+    Subclasses provide :meth:`segment`, which turns paragraph texts into sentence spans.
+    """
 
     name = "tokenize"
     requires: frozenset = frozenset()
     provides = frozenset({"tokens", "sentences"})
 
-    def __init__(self, sentences: SentenceSplitter, words: WordTokenizer):
-        self.sentences = sentences
-        self.words = words
+    def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
+        """(paragraph text, its sentences) for each paragraph, in order."""
+        raise NotImplementedError
 
     def tokenize(self, stream: IO[str], name: str) -> Iterator[Sentence]:
         """Yield the sentences of a raw-text stream; ``name`` is used in messages and sent_ids."""
         doc = _doc_name(name)
         n = 0
-        for text in _paragraphs(stream, name):
+        for text, spans in self.segment(_paragraphs(stream, name)):
             first = True
-            for start, end in self.sentences.bounds(text):
+            for start, end, tokens in spans:
                 n += 1
                 comments = []
                 if n == 1:
@@ -48,28 +63,41 @@ class RuleTokenizer:
                     first = False
                 comments.append(f"# sent_id = {doc}-{n}")
                 comments.append("# text = " + text[start:end].translate(_LINE_BREAKS))
-                yield Sentence(comments, self._rows(text, start, end))
+                yield Sentence(comments, _rows(text, tokens))
 
     def tokenize_text(self, text: str, name: str = "<string>") -> List[Sentence]:
         """All sentences of a string (for tests and library use)."""
         return list(self.tokenize(io.StringIO(text, newline="\n"), name))
 
-    def _rows(self, text: str, start: int, end: int) -> List[List[str]]:
-        rows: List[List[str]] = []
-        i = 1
-        last = len(text)
-        for s, e, pieces in self.words.tokens(text, start, end):
-            misc = "SpaceAfter=No" if e < last and not text[e].isspace() else "_"
-            if pieces is None:
-                rows.append([str(i), text[s:e], "_", "_", "_", "_", "_", "_", "_", misc])
-                i += 1
-                continue
-            j = i + len(pieces) - 1
-            rows.append([f"{i}-{j}", text[s:e], "_", "_", "_", "_", "_", "_", "_", misc])
-            for p in pieces:
-                rows.append([str(i), p, "_", "_", "_", "_", "_", "_", "_", "_"])
-                i += 1
-        return rows
+
+def _rows(text: str, tokens: Sequence[Token]) -> List[List[str]]:
+    rows: List[List[str]] = []
+    i = 1
+    last = len(text)
+    for s, e, pieces in tokens:
+        misc = "SpaceAfter=No" if e < last and not text[e].isspace() else "_"
+        if pieces is None:
+            rows.append([str(i), text[s:e], "_", "_", "_", "_", "_", "_", "_", misc])
+            i += 1
+            continue
+        j = i + len(pieces) - 1
+        rows.append([f"{i}-{j}", text[s:e], "_", "_", "_", "_", "_", "_", "_", misc])
+        for p in pieces:
+            rows.append([str(i), p, "_", "_", "_", "_", "_", "_", "_", "_"])
+            i += 1
+    return rows
+
+
+class RuleTokenizer(Tokenizer):
+    """Punkt sentence boundaries and EWT-style word rules (no trained model)."""
+
+    def __init__(self, sentences: SentenceSplitter, words: WordTokenizer):
+        self.sentences = sentences
+        self.words = words
+
+    def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
+        for text in paragraphs:
+            yield text, ((s, e, self.words.tokens(text, s, e)) for s, e in self.sentences.bounds(text))
 
 
 def _doc_name(name: str) -> str:
@@ -83,7 +111,8 @@ def _doc_name(name: str) -> str:
 
 
 def _lines(stream: IO[str], name: str) -> Iterator[str]:
-    """Lines without their line ending; invalid UTF-8 or a NUL byte raises InputError with the line.
+    """Lines without their line ending; invalid UTF-8 or a NUL byte raises InputError with the line
+    (and, for invalid UTF-8, the byte offset in the file).
 
     Decoding is done here, line by line, so that the error names the exact line (a text stream
     decodes in blocks and would fail before handing out the lines preceding the bad byte).
@@ -91,6 +120,7 @@ def _lines(stream: IO[str], name: str) -> Iterator[str]:
     buffer = getattr(stream, "buffer", None)
     errors = getattr(stream, "errors", None) or "strict"
     lines = stream if buffer is None else buffer
+    offset = 0
     for lineno, raw in enumerate(lines, 1):
         if buffer is None:
             line = raw
@@ -98,8 +128,10 @@ def _lines(stream: IO[str], name: str) -> Iterator[str]:
             try:
                 line = raw.decode("utf-8", errors)
             except UnicodeDecodeError as e:
-                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at column "
-                                 f"{e.start + 1}); use --encoding-errors replace to go on") from None
+                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at byte offset "
+                                 f"{offset + e.start}, column {e.start + 1}); use --encoding-errors replace "
+                                 f"to go on") from None
+            offset += len(raw)
         if line.endswith("\n"):
             line = line[:-1]
             if line.endswith("\r"):
@@ -128,6 +160,20 @@ def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
         yield "\n".join(lines)
 
 
+def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
+    """The word rules of a ``words.json`` parameter file."""
+    return WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
+                         words.get("joined", {}), words.get("units", []))
+
+
+def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
+    """The rule-tokenizer input feature of a trained model (word rules, optionally Punkt sentences)."""
+    from ..neural.segmenter import RuleFeatures
+
+    sentences = SentenceSplitter(punkt, words.get("sentence_closers", [])) if punkt is not None else None
+    return RuleFeatures(word_tokenizer(words), sentences)
+
+
 def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleTokenizer:
     """Load a ``punkt-treebank.v1`` model: Punkt parameters and word rules as JSON files."""
     files = config.get("model", {})
@@ -135,10 +181,182 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
         punkt = load_json(Path(model_dir) / files.get("punkt", "punkt.json"))
         words = load_json(Path(model_dir) / files.get("words", "words.json"))
         splitter = SentenceSplitter(punkt, words.get("sentence_closers", []))
-        tokenizer = WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                                  words.get("joined", {}), words.get("units", []))
+        tokenizer = word_tokenizer(words)
     except FileNotFoundError as e:
         raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ModelError(f"{model_dir}: corrupt tokenizer parameters ({type(e).__name__}: {e})") from None
     return RuleTokenizer(splitter, tokenizer)
+
+
+# ---------------------------------------------------------------------------------------------
+# The trained character segmenter
+
+WEIGHTS = "weights.npz"
+CHARS = "chars.json"
+MULTIWORDS = "multiwords.json"
+RULES = "rules.json"
+PUNKT = "punkt.json"
+
+
+class TrainedTokenizer(Tokenizer):
+    """Token, sentence and multiword-token segmentation by a character CNN (numpy inference).
+
+    Paragraphs are scored in batches of about :attr:`BATCH_CHARS` characters (one matrix product
+    per layer for many short paragraphs), so output comes a batch at a time. A token ends where the
+    model says so, and always before whitespace; never inside a combining sequence. A sentence ends
+    where the sentence-end score beats the token-end score by more than ``threshold`` (tuned on dev),
+    and always at the end of a paragraph. ``rules`` (a
+    :class:`~nlpipe.neural.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
+    """
+
+    BATCH_CHARS = 16384
+
+    def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
+                 threshold: float = 0.0):
+        self.net = net
+        self.vocab = vocab
+        self.multiwords = multiwords
+        self.rules = rules
+        self.threshold = threshold
+
+    def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
+        batch: List[str] = []
+        size = 0
+        for text in paragraphs:
+            batch.append(text)
+            size += len(text)
+            if size >= self.BATCH_CHARS:
+                yield from self._segment_batch(batch)
+                batch, size = [], 0
+        if batch:
+            yield from self._segment_batch(batch)
+
+    def _segment_batch(self, texts: List[str]) -> Iterator[Tuple[str, List[SentenceSpan]]]:
+        """Score a batch of paragraphs in one stream (a PAD gap between paragraphs) and cut it."""
+        from ..neural.segmenter import PAD, SPACE
+
+        gap = self.net.gap
+        lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths + gap)[:-1]])      # paragraph starts in the stream
+        size = int(lengths.sum()) + gap * len(texts)
+        where = np.arange(int(lengths.sum())) + np.repeat(np.arange(len(texts)) * gap, lengths)
+        char_ids, char_glue = self.vocab.encode("".join(texts))
+        ids = np.full(size, PAD, dtype=np.int32)
+        ids[where] = char_ids
+        glue = np.zeros(size, dtype=bool)
+        glue[where] = char_glue
+        bits = None
+        if self.rules is not None:
+            bits = np.zeros(size, dtype=np.int32)
+            bits[where] = np.concatenate([self.rules(t) for t in texts])
+        sc = self.net.scores(ids, bits)
+
+        space = (ids == SPACE) | (ids == PAD)
+        next_space = np.ones(size, dtype=bool)
+        next_space[:-1] = space[1:]
+        may_split = np.ones(size, dtype=bool)
+        may_split[:-1] = ~glue[1:]
+        split = np.maximum(sc[:, 1], sc[:, 2]) > sc[:, 0]
+        tok_end = ~space & (next_space | (split & may_split))
+        sent_end = tok_end & (sc[:, 2] - sc[:, 1] > self.threshold)
+        # the last character of each non-blank paragraph ends a sentence
+        real = np.flatnonzero(~space)
+        last = np.searchsorted(real, offsets + lengths) - 1
+        last = last[last >= 0]
+        sent_end[real[last]] = True
+        after_boundary = np.ones(size, dtype=bool)
+        after_boundary[1:] = space[:-1] | tok_end[:-1]
+        starts = np.flatnonzero(~space & after_boundary)
+        end_at = np.flatnonzero(tok_end)
+        para = np.searchsorted(offsets, starts, side="right") - 1          # paragraph of each token
+        base = offsets[para]
+        first_token = np.searchsorted(starts, offsets).tolist() + [len(starts)]
+        starts_rel = (starts - base).tolist()
+        ends_rel = (end_at + 1 - base).tolist()
+        sentence_ends = np.flatnonzero(sent_end[end_at]).tolist()
+        expand = self.multiwords
+        j = 0
+        for p, text in enumerate(texts):
+            out: List[SentenceSpan] = []
+            k, stop = first_token[p], first_token[p + 1]
+            while j < len(sentence_ends) and sentence_ends[j] < stop:
+                e = sentence_ends[j] + 1
+                tokens = [(a, b, expand(text[a:b])) for a, b in zip(starts_rel[k:e], ends_rel[k:e])]
+                out.append((starts_rel[k], ends_rel[e - 1], tokens))
+                k = e
+                j += 1
+            yield text, out
+
+
+def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> TrainedTokenizer:
+    """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
+    import zipfile
+
+    from ..neural.segmenter import CharVocab, MultiwordExpander
+    from ..neural.segmenter_numpy import SegmenterInference
+
+    model_dir = Path(model_dir)
+    hyper = config.get("model", {})
+    try:
+        with np.load(model_dir / WEIGHTS, allow_pickle=False) as z:
+            params = {k: z[k] for k in z.files}
+        vocab = CharVocab(load_json(model_dir / CHARS))
+        multiwords = load_json(model_dir / MULTIWORDS)
+        net = SegmenterInference(params, hyper["dilations"])
+        if net.emb.shape[0] != len(vocab):
+            raise ValueError(f"{net.emb.shape[0]} character embeddings for {len(vocab)} characters")
+        threshold = float(hyper.get("threshold", 0.0))
+        rules = None
+        if hyper.get("rules"):
+            punkt = load_json(model_dir / hyper["punkt"]) if hyper.get("punkt") else None
+            rules = rule_features(load_json(model_dir / hyper["rules"]), punkt)
+        if (0 if rules is None else rules.n_values) != (0 if net.rule is None else net.rule.shape[0]):
+            raise ValueError("the rule feature's weights and parameters do not go together")
+    except FileNotFoundError as e:
+        raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, zipfile.BadZipFile) as e:
+        raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
+    return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords), rules, threshold)
+
+
+@click.command(name="tokenize")
+@click.option("--train", "train_path", required=True, metavar="T", help="Training CoNLL-U file (with # text).")
+@click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U file (model selection, "
+              "sentence threshold).")
+@click.option("--out", required=True, metavar="M", help="Model directory to write.")
+@click.option("--epochs", type=int, default=30, show_default=True)
+@click.option("--channels", type=int, default=32, show_default=True, help="Convolution channels.")
+@click.option("--emb", type=int, default=16, show_default=True, help="Character embedding size.")
+@click.option("--dilations", default="1,2,4,8,16,32,64", show_default=True,
+              help="Dilations of the residual convolutions (receptive field = 1 + their sum, each side).")
+@click.option("--length", type=int, default=1024, show_default=True, help="Characters per training window.")
+@click.option("--batch", type=int, default=8, show_default=True, help="Windows per update.")
+@click.option("--lr", type=float, default=2e-3, show_default=True)
+@click.option("--dropout", type=float, default=0.1, show_default=True)
+@click.option("--join", type=float, default=0.5, show_default=True,
+              help="Share of paragraphs joined to the next one by a space in training (for input without "
+                   "paragraph breaks).")
+@click.option("--min-char", type=int, default=2, show_default=True, help="Keep characters seen this often.")
+@click.option("--rules", default="tokenize-rules-ewt", show_default=True,
+              help="Rule tokenizer model whose word rules give an input feature (its token ends), or 'none'.")
+@click.option("--rule-sentences/--no-rule-sentences", default=True, show_default=True,
+              help="Also give the rule tokenizer's (Punkt) sentence ends as input.")
+@click.option("--ema-decay", type=float, default=0.998, show_default=True,
+              help="Decay of the moving average of the weights that is evaluated and saved.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--time-limit", type=float, default=None, metavar="S", help="Stop training after S seconds.")
+@click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
+def train_command(as_json: bool, train_path: str, dev_path: str, **options: Any) -> None:
+    """Train the character segmenter (tokens, sentences, multiword tokens) and write it to --out."""
+    import json
+
+    from ..neural.segmenter_train import train
+
+    result = train(train_path, dev_path, log=lambda m: click.echo(m, err=True), **options)
+    dev = result["dev"]
+    click.echo(f"tokenize: dev tokens F1 {dev['tokens_f1']:.2f}  sentences F1 {dev['sentences_f1']:.2f}  "
+               f"words F1 {dev['words_f1']:.2f} -> {options['out']}", err=True)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
