@@ -1,0 +1,385 @@
+"""The ``predicates`` and ``srl`` stages: one LISA model (arch ``lisa.v1``) serving both.
+
+Reads FORM (and LEMMA for senses; HEAD with ``parse_from_input``; ``Pred=`` with
+``predicates_from_input``); writes MISC ``Pred=`` (``predicates``) or ``Pred=`` and ``SRL=`` (``srl``),
+nothing else. Sentences are read in chunks, sorted by length and run in batches; role labels of all
+predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
+
+A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
+labels, BIO role labels, sense tables) and ``weights.pt`` (plain tensors, ``weights_only=True``).
+Predicate senses: the most frequent roleset of the lemma (LEMMA column, else the lower-cased form)
+in the training data, else ``lemma.01``.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import click
+import numpy as np
+
+from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
+from ..corpora import Frame, bio_spans, frames_to_misc
+from ..decode import chain
+from ..errors import InputError, ModelError
+from ..stage import write_config
+
+ARCH = "lisa.v1"
+CHUNK_SENTENCES = 2000
+PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+class Example:
+    """One sentence's model inputs and (when known) gold annotation, as plain lists."""
+
+    __slots__ = ("forms", "lemmas", "heads", "rels", "tags", "preds", "roles", "rolesets")
+
+    def __init__(self, forms: List[str], lemmas: List[str]):
+        self.forms, self.lemmas = forms, lemmas
+        self.heads: Optional[List[int]] = None        # CoNLL-U HEAD numbers
+        self.rels: Optional[List[str]] = None
+        self.tags: Optional[List[str]] = None         # joint POS x predicate labels
+        self.preds: Optional[List[int]] = None        # 0-based predicate positions
+        self.roles: Optional[List[List[str]]] = None  # BIO role tags per predicate
+        self.rolesets: Optional[List[str]] = None     # Pred= value per predicate
+
+
+def _line(sent: Sentence, word: List[str]) -> Optional[int]:
+    return sent.line + len(sent.comments) + sent.rows.index(word) if sent.line else None
+
+
+def read_heads(sent: Sentence, path: str) -> List[int]:
+    """HEAD numbers of the words; an :class:`InputError` where one is not a word number."""
+    n = len(sent.words)
+    out = []
+    for k, w in enumerate(sent.words):
+        h = w[HEAD]
+        if not h.isdigit() or int(h) > n:
+            raise InputError(path, _line(sent, w), f"HEAD '{h}' of word {k + 1} is not a word number 0..{n} "
+                                                   f"(--parse-from-input needs a parsed input: run 'nlpipe parse')")
+        out.append(int(h))
+    return out
+
+
+def gold_frames(sent: Sentence, path: str) -> Tuple[List[int], List[List[str]], List[str]]:
+    """Predicate positions, BIO role tags (``V`` included) and Pred= values from MISC."""
+    from ..corpora import frames_from_misc, spans_to_bio
+
+    frames = frames_from_misc(sent, path)
+    n = len(sent.words)
+    return ([f.pred for f in frames], [spans_to_bio(f.spans, n) for f in frames],
+            [misc_get(sent.words[f.pred][MISC], "Pred") or "Y" for f in frames])
+
+
+def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
+            predicates: bool = False) -> Example:
+    """The example of a sentence; ``gold`` reads everything training needs (XPOS, tree, frames)."""
+    words = sent.words
+    ex = Example([w[FORM] for w in words], [w[LEMMA] for w in words])
+    if gold or heads:
+        ex.heads = read_heads(sent, path)
+    if gold or predicates:
+        ex.preds, ex.roles, ex.rolesets = gold_frames(sent, path)
+    if gold:
+        from ..conllu_io import DEPREL
+
+        ex.rels = [w[DEPREL] for w in words]
+        marked = set(ex.preds)
+        ex.tags = [w[XPOS] + (PRED_SUFFIX if i in marked else "") for i, w in enumerate(words)]
+    return ex
+
+
+def length_batches(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
+    """Indices grouped by similar length with at most ``max_tokens`` padded tokens per batch."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: List[List[int]] = []
+    cur: List[int] = []
+    for i in order:
+        if cur and (len(cur) + 1) * lengths[i] > max_tokens:
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Model wrapper: vocabularies + torch module
+
+class LisaModel:
+    """Vocabularies, sense tables and the :class:`~nlpipe.neural.lisa.LISA` module together."""
+
+    def __init__(self, vocab: Dict[str, Any], hyper: Dict[str, Any], device: str = "cpu",
+                 vectors: Optional[np.ndarray] = None):
+        import torch
+
+        from ..neural.features import Vocab
+        from ..neural.lisa import LISA
+
+        self.torch = torch
+        self.vocab, self.hyper = vocab, hyper
+        self.words = Vocab(vocab["words"])
+        self.tags: List[str] = vocab["tags"]
+        self.tag_index = {t: i for i, t in enumerate(self.tags)}
+        self.is_pred = np.array([t.endswith(PRED_SUFFIX) for t in self.tags])
+        self.rels: List[str] = vocab["rels"]
+        self.rel_index = {r: i for i, r in enumerate(self.rels)}
+        self.roles: List[str] = vocab["roles"]
+        self.role_index = {r: i for i, r in enumerate(self.roles)}
+        self.trans, self.start = chain.constraint_penalties(self.roles)
+        self.allowed, self.allowed_start = chain.bio_constraints(self.roles)
+        self.senses: Dict[str, str] = vocab.get("senses", {})
+        self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
+        self.net = LISA(hyper, len(self.words), len(self.tags), len(self.rels), len(self.roles), vectors)
+        self.device = torch.device(device)
+        self.net.to(self.device)
+
+    def sense(self, form: str, lemma: str) -> str:
+        """Roleset of a predicted predicate (see the module docstring)."""
+        if lemma not in ("_", ""):
+            key = lemma.lower()
+            return self.senses.get(key) or f"{key}.01"
+        key = form.lower()
+        return self.senses.get(key) or self.form_senses.get(key) or f"{key}.01"
+
+    def tensors(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, Any]:
+        """Padded ``[batch, T]`` tensors; ``gold`` adds tags, rels, heads, preds and roles."""
+        from ..neural.features import shape_ids
+        from ..neural.lisa import heads_tensor
+
+        torch = self.torch
+        b = len(examples)
+        n = max(len(e.forms) for e in examples)
+        words = np.zeros((b, n), dtype=np.int64)
+        shapes = np.zeros((b, n), dtype=np.int64)
+        for i, e in enumerate(examples):
+            words[i, :len(e.forms)] = self.words.ids(e.forms)
+            shapes[i, :len(e.forms)] = shape_ids(e.forms)
+        arrays: Dict[str, np.ndarray] = {"words": words, "shapes": shapes, "mask": shapes > 0}
+        if gold or heads:
+            arrays["heads"] = heads_tensor([e.heads for e in examples], n)
+        if gold:
+            tags = np.zeros((b, n), dtype=np.int64)
+            rels = np.zeros((b, n), dtype=np.int64)
+            preds, roles = [], []
+            for i, e in enumerate(examples):
+                m = len(e.forms)
+                tags[i, :m] = [self.tag_index.get(t, 0) for t in e.tags]
+                rels[i, :m] = [self.rel_index.get(r, 0) for r in e.rels]
+                for p, r in zip(e.preds, e.roles):
+                    preds.append((i, p))
+                    row = np.zeros(n, dtype=np.int64)
+                    row[:m] = [self.role_index.get(t, 0) for t in r]
+                    roles.append(row)
+            arrays.update(tags=tags, rels=rels, preds=np.array(preds, dtype=np.int64).reshape(-1, 2),
+                          roles=np.array(roles, dtype=np.int64).reshape(-1, n))
+        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+
+    def predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
+                viterbi: bool = True, threads: int = 0) -> List[Tuple[List[int], List[List[str]]]]:
+        """``(predicate positions, BIO role tags per predicate)`` for each example (one batch);
+        ``threads`` > 0 runs the network with that many torch threads (restored afterwards)."""
+        torch = self.torch
+        previous = torch.get_num_threads()
+        if threads > 0 and threads != previous:
+            torch.set_num_threads(threads)
+        try:
+            return self._predict(examples, given_heads, given_preds, viterbi)
+        finally:
+            if torch.get_num_threads() != previous:
+                torch.set_num_threads(previous)
+
+    def _predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
+                 viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:
+        torch = self.torch
+        self.net.eval()
+        with torch.no_grad():
+            t = self.tensors(examples, heads=given_heads)
+            mask = t["mask"]
+            out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"))
+            if given_preds:
+                preds = [list(e.preds or []) for e in examples]
+            else:
+                is_pred = self.is_pred[out["tags"].argmax(-1).cpu().numpy()] & mask.cpu().numpy()
+                preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
+            flat = [(i, p) for i, ps in enumerate(preds) for p in ps]
+            if not flat:
+                return [(p, []) for p in preds]
+            idx = torch.tensor(flat, dtype=torch.long, device=self.device)
+            scores = self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy()
+        lengths = np.array([len(examples[i].forms) for i, _ in flat])
+        ids = scores.argmax(-1)
+        if viterbi:
+            # With 0/-inf transitions a valid argmax sequence is already the Viterbi path: decode the rest.
+            ok = self.allowed[ids[:, :-1], ids[:, 1:]] | (np.arange(1, ids.shape[1])[None] >= lengths[:, None])
+            redo = np.flatnonzero(~(ok.all(1) & self.allowed_start[ids[:, 0]]))
+            if len(redo):
+                n = int(lengths[redo].max())
+                ids[redo, :n] = chain.viterbi(scores[redo, :n], lengths[redo], self.trans, self.start)
+        else:
+            ids = chain.repair_bio(ids, lengths, self.roles)
+        results: List[Tuple[List[int], List[List[str]]]] = [(p, []) for p in preds]
+        for row, (i, _) in enumerate(flat):
+            results[i][1].append([self.roles[j] for j in ids[row, :lengths[row]]])
+        return results
+
+    # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
+    def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
+        torch = self.torch
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        state = {k: v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()
+                 for k, v in self.net.state_dict().items()}
+        torch.save(state, out_dir / "weights.pt")
+        write_config(out_dir, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
+                               "model": self.hyper, "labels": self.roles, "training": training})
+
+    @classmethod
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
+        import torch
+
+        try:
+            vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
+            model = cls(vocab, config["model"], device)
+            state = torch.load(Path(model_dir) / "weights.pt", map_location="cpu", weights_only=True)
+            model.net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+        except FileNotFoundError as e:
+            raise ModelError(f"{model_dir}: incomplete LISA model ({Path(e.filename).name} missing)") from None
+        except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
+            raise ModelError(f"{model_dir}: corrupt or incompatible LISA model ({str(e)[:200]})") from None
+        model.net.eval()
+        return model
+
+
+# ---------------------------------------------------------------------------------------------
+# The stages
+
+class SrlStage:
+    """``srl``: predicates and their roles; a sentence whose input has ``Pred=`` entries keeps them
+    (predicted otherwise; ``predicates_from_input``: always the input's); ``predicates``: ``Pred=`` only.
+    ``parse_from_input`` feeds the input's HEAD column to the syntactic head."""
+
+    requires = frozenset({"tokenize"})
+    # positions are learned up to the model's max_len; longer sentences pass through with a warning
+    # (see nlpipe.pipeline); SRL= refers to word IDs, so no windows.
+
+    def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
+                 predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 4000,
+                 threads: int = 1):
+        self.model, self.name, self.threads = model, name, threads
+        self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
+        self.parse_from_input = parse_from_input and bool(model.hyper.get("syntax"))
+        self.predicates_from_input = predicates_from_input and name == "srl"
+        self.viterbi, self.batch_tokens = viterbi, batch_tokens
+        self.max_len = int(model.hyper["max_len"])
+        if parse_from_input:
+            self.requires = frozenset({"tokenize", "parse"})
+
+    def _given(self, sent: Sentence) -> bool:
+        """Label the input's predicates (``--predicates-from-input``, or ``srl`` on a sentence that
+        already has ``Pred=``, e.g. from ``nlpipe predicates``) rather than predicting them?"""
+        if self.name != "srl":
+            return False
+        return self.predicates_from_input or any(misc_get(w[MISC], "Pred") is not None for w in sent.words)
+
+    def _fill(self, chunk: List[Sentence]) -> None:
+        todo = [s for s in chunk if s.words and len(s.words) <= self.max_len]
+        for given in (False, True):
+            group = [s for s in todo if self._given(s) == given]
+            examples = [example(s, "<input>", heads=self.parse_from_input, predicates=given) for s in group]
+            for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
+                results = self.model.predict([examples[i] for i in batch], self.parse_from_input,
+                                             given, self.viterbi, self.threads)
+                for i, (preds, roles) in zip(batch, results):
+                    self._write(group[i], examples[i], preds, roles, given)
+
+    def _write(self, sent: Sentence, ex: Example, preds: List[int], roles: List[List[str]],
+               given: bool) -> None:
+        words = sent.words
+        if given:
+            rolesets = list(ex.rolesets or [])
+        else:
+            rolesets = [self.model.sense(ex.forms[p], ex.lemmas[p]) for p in preds]
+        if self.name == "predicates":
+            frames = [Frame(p, "", r, []) for p, r in zip(preds, rolesets)]
+            keep = [misc_get(w[MISC], "SRL") for w in words]
+            frames_to_misc(sent, frames)
+            for w, v in zip(words, keep):  # the predicates stage writes Pred= only
+                w[MISC] = misc_set(w[MISC], "SRL", v)
+            return
+        frames = [Frame(p, "", "-" if r == "Y" else r, bio_spans(tags))
+                  for p, r, tags in zip(preds, rolesets, roles)]
+        frames_to_misc(sent, frames)
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        chunk: List[Sentence] = []
+        for s in sentences:
+            chunk.append(s)
+            if len(chunk) >= CHUNK_SENTENCES:
+                self._fill(chunk)
+                yield from chunk
+                chunk = []
+        if chunk:
+            self._fill(chunk)
+            yield from chunk
+
+
+def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
+         predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 4000,
+         threads: int = 1, **_: Any) -> SrlStage:
+    """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
+
+    ``threads``: torch threads while the model runs (0: leave torch's setting). One by default: the
+    batches are small matrices, and on a busy 2-core machine a second thread mostly spin-waits
+    (en_ewt test: 658 sentences/s with one thread, 178 with two; bench/srl.py).
+    """
+    from .parse import resolve_device
+
+    model = LisaModel.load(Path(model_dir), config, resolve_device(device))
+    return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
+                    predicates_from_input=predicates_from_input, viterbi=viterbi, batch_tokens=batch_tokens,
+                    threads=threads)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training command
+
+@click.command(name="srl")
+@click.option("--train", "train_path", required=True, metavar="T",
+              help="CoNLL-U with gold XPOS, HEAD, DEPREL and MISC Pred=/SRL= (python -m nlpipe.srl_data).")
+@click.option("--dev", "dev_path", required=True, metavar="D", help="Development file (same format), for early stopping.")
+@click.option("--out", required=True, metavar="M", help="Model directory to write.")
+@click.option("--no-syntax", is_flag=True, help="The SA baseline: no syntactically supervised head.")
+@click.option("--layers", type=int, default=None, help="Self-attention layers (default 4).")
+@click.option("--d-model", type=int, default=None, help="Model width (default 192).")
+@click.option("--heads", type=int, default=None, help="Attention heads (default 6).")
+@click.option("--epochs", type=int, default=60, show_default=True)
+@click.option("--max-minutes", type=float, default=40.0, show_default=True, help="Stop training after this long.")
+@click.option("--patience", type=int, default=8, show_default=True, help="Stop after this many epochs without a better dev F1.")
+@click.option("--lr", type=float, default=1e-3, show_default=True, help="Peak learning rate (after warm-up).")
+@click.option("--warmup", type=int, default=800, show_default=True, help="Warm-up steps.")
+@click.option("--batch-tokens", type=int, default=1500, show_default=True)
+@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line).")
+@click.option("--glove-vectors", default=None, metavar="NPY", help="GloVe vectors in the order of --glove-words.")
+@click.option("--glove-top", type=int, default=40000, show_default=True)
+@click.option("--init", default=None, metavar="M", help="Continue training this model (fresh optimizer).")
+@click.option("--init-steps", type=int, default=0, show_default=True,
+              help="With --init: the steps M was trained for (where the learning-rate schedule resumes).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
+def train_command(as_json: bool, **options: Any) -> None:
+    """Train a LISA (or, with --no-syntax, SA) model for predicates and SRL; write it to --out."""
+    from ..neural.lisa_train import train
+
+    result = train(log=lambda m: click.echo(m, err=True), **options)
+    click.echo(f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "
+               f"{result['dev']['predicates_f1']:.2f} -> {options['out']}", err=True)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))

@@ -1,0 +1,277 @@
+"""The LISA predicates/srl stages: data, model pieces, loading, annotation invariants, training."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nlpipe.conllu_io import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
+from nlpipe.decode.chain import is_valid_bio  # noqa: E402
+from nlpipe.errors import InputError, ModelError  # noqa: E402
+from nlpipe.evaluate import strip_stage  # noqa: E402
+from nlpipe.neural.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
+from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.stages import srl  # noqa: E402
+
+FIX = Path(__file__).parent / "fixtures" / "srl"
+TRAIN = str(FIX / "train.conllu")
+TINY = dict(DEFAULTS, d_model=16, heads=2, ffn=16, layers=3, arc_dim=8, rel_dim=8, pred_dim=8, role_dim=8,
+            max_len=12)
+
+
+def gold():
+    return list(read_file(TRAIN))
+
+
+def tiny_model(syntax: bool = True, seed: int = 0) -> srl.LisaModel:
+    from nlpipe.neural.lisa_train import build_vocab
+
+    torch.manual_seed(seed)
+    examples = [srl.example(s, TRAIN, gold=True) for s in gold()]
+    vocab = build_vocab(examples, ["the", "a"], 2)
+    return srl.LisaModel(vocab, dict(TINY, syntax=syntax))
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lisa")
+    tiny_model().save(d, {"train": "fixture"})
+    return d
+
+
+def test_example_reads_gold_frames_and_joint_tags():
+    ex = srl.example(gold()[1], TRAIN, gold=True)
+    assert ex.preds == [1, 3] and ex.rolesets == ["say.01", "rain.01"]
+    assert ex.roles[0] == ["B-ARG0", "B-V", "B-ARG1", "I-ARG1", "I-ARG1", "O"]
+    assert ex.roles[1] == ["O", "O", "O", "B-V", "B-ARGM-TMP", "O"]
+    assert ex.tags == ["PRP", "VBD:P", "PRP", "VBD:P", "NN", "."]
+    assert ex.heads == [2, 0, 4, 2, 4, 2]
+
+
+def test_heads_tensor_root_points_to_itself():
+    assert heads_tensor([[2, 0, 2]], 4).tolist() == [[1, 1, 1, 0]]
+
+
+def test_inverse_sqrt_schedule():
+    assert inverse_sqrt(50, 1.0, 100) == pytest.approx(0.5)
+    assert inverse_sqrt(100, 1.0, 100) == pytest.approx(1.0)
+    assert inverse_sqrt(400, 1.0, 100) == pytest.approx(0.5)
+
+
+def test_senses_from_lemma_then_form_then_default():
+    m = tiny_model()
+    assert m.sense("said", "say") == "say.01"
+    assert m.sense("chased", "_") == "chase.01"  # form table, no LEMMA
+    assert m.sense("Flew", "fly") == "fly.01"
+    assert m.sense("Zorbed", "_") == "zorbed.01"
+
+
+def test_syntactic_head_attends_to_the_given_parse():
+    m = tiny_model()
+    m.net.eval()
+    t = m.tensors([srl.example(s, TRAIN, gold=True) for s in gold()[:2]], gold=True)
+    a = m.net.encode(t["words"], t["shapes"], t["mask"], t["heads"])
+    b = m.net.encode(t["words"], t["shapes"], t["mask"], None)
+    assert torch.equal(a["heads"], t["heads"])
+    assert torch.equal(b["heads"], b["s_arc"].argmax(-1))
+    # a different parse changes the upper layers' states
+    other = t["heads"].clone()
+    other[:, :] = 0
+    c = m.net.encode(t["words"], t["shapes"], t["mask"], other)
+    assert not torch.allclose(a["states"], c["states"])
+    # the SA baseline has no syntactic head
+    sa = tiny_model(syntax=False)
+    assert sa.net.parser is None and "heads" not in sa.net.encode(t["words"], t["shapes"], t["mask"])
+
+
+def test_loss_goes_down_when_fitting_the_fixture():
+    m = tiny_model()
+    batch = m.tensors([srl.example(s, TRAIN, gold=True) for s in gold()], gold=True)
+    opt = torch.optim.Adam(m.net.parameters(), lr=1e-2)
+    m.net.train()
+    first, parts = m.net.loss(batch)
+    assert set(parts) == {"tags", "srl", "arc", "rel"}
+    for _ in range(60):
+        loss, _ = m.net.loss(batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.5 * first.item()
+
+
+def _others(misc):
+    return [e for e in misc.split("|") if e != "_" and not e.startswith(("Pred=", "SRL="))]
+
+
+def test_srl_output_is_valid_bio_and_touches_only_pred_and_srl(model_dir):
+    from nlpipe.conllu_io import misc_set
+    from nlpipe.metrics import srl_tags
+
+    stage = load_stage("srl", str(model_dir))
+    inp = strip_stage("srl", gold())
+    inp[0].words[5][MISC] = misc_set(inp[0].words[5][MISC], "SpaceAfter", "No")
+    before = [[list(w) for w in s.words] for s in inp]
+    out = list(stage.annotate(inp))
+    assert len(out) == len(before)
+    for s, rows in zip(out, before):
+        for w, r in zip(s.words, rows):
+            assert w[:MISC] == r[:MISC] and _others(w[MISC]) == _others(r[MISC])
+        for seq in srl_tags(s).values():
+            assert is_valid_bio(seq)
+    assert misc_get(out[0].words[5][MISC], "SpaceAfter") == "No"
+
+
+def test_predicates_from_input_labels_exactly_the_given_predicates(model_dir):
+    stage = load_stage("srl", str(model_dir), predicates_from_input=True)
+    out = list(stage.annotate(strip_stage("srl", gold(), gold_predicates=True)))
+    for s, g in zip(out, gold()):
+        assert [misc_get(w[MISC], "Pred") for w in s.words] == [misc_get(w[MISC], "Pred") for w in g.words]
+
+
+def test_srl_keeps_the_inputs_predicates_and_predicts_the_others(model_dir):
+    stage = load_stage("srl", str(model_dir))
+    given = strip_stage("srl", gold(), gold_predicates=True)
+    bare = strip_stage("srl", gold())
+    alone = list(stage.annotate(strip_stage("srl", gold())))
+    mixed = list(stage.annotate([given[0]] + bare[1:]))
+    assert [misc_get(w[MISC], "Pred") for w in mixed[0].words] == [misc_get(w[MISC], "Pred")
+                                                                   for w in gold()[0].words]
+    assert [s.to_string() for s in mixed[1:]] == [s.to_string() for s in alone[1:]]
+
+
+def test_predicates_stage_writes_pred_only(model_dir):
+    stage = load_stage("predicates", str(model_dir))
+    assert stage.name == "predicates"
+    src = gold()
+    out = list(stage.annotate(strip_stage("predicates", gold())))
+    for s, g in zip(out, src):
+        assert [misc_get(w[MISC], "SRL") for w in s.words] == [misc_get(w[MISC], "SRL") for w in g.words]
+        for w in s.words:
+            v = misc_get(w[MISC], "Pred")
+            assert v is None or v == "Y" or "." in v
+
+
+def test_parse_from_input_uses_head_column_and_needs_it(model_dir):
+    stage = load_stage("srl", str(model_dir), parse_from_input=True)
+    assert "parse" in stage.requires
+    list(stage.annotate(gold()))
+    bad = gold()
+    bad[2].words[1][HEAD] = "_"
+    with pytest.raises(InputError, match=r"HEAD '_' of word 2"):
+        list(stage.annotate(bad))
+
+
+def test_same_output_for_a_sentence_alone_or_in_a_batch(model_dir):
+    stage = load_stage("srl", str(model_dir), predicates_from_input=True)
+    together = [s.to_string() for s in stage.annotate(strip_stage("srl", gold(), True))]
+    alone = [next(stage.annotate(strip_stage("srl", [s], True))).to_string() for s in gold()]
+    assert together == alone
+
+
+def test_greedy_and_viterbi_both_valid(model_dir):
+    for viterbi in (True, False):
+        stage = load_stage("srl", str(model_dir), predicates_from_input=True, viterbi=viterbi)
+        from nlpipe.metrics import srl_tags
+
+        for s in stage.annotate(strip_stage("srl", gold(), True)):
+            assert all(is_valid_bio(t) for t in srl_tags(s).values())
+
+
+def test_long_sentence_left_to_the_pipeline(model_dir):
+    stage = load_stage("srl", str(model_dir))
+    assert stage.max_len == TINY["max_len"]
+    text = "".join(f"{i}\tw{i}\t_\t_\t_\t_\t_\t_\t_\t_\n" for i in range(1, 15)) + "\n"
+    s = parse_string(text)
+    out = list(stage.annotate(s))
+    assert out[0].to_string() == text  # over the limit: untouched (the pipeline warns)
+
+
+def test_missing_or_corrupt_model_files(model_dir, tmp_path):
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    (d / "weights.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ModelError, match="corrupt or incompatible LISA model"):
+        load_stage("srl", str(d))
+    (d / "weights.pt").unlink()
+    with pytest.raises(ModelError, match="weights.pt missing"):
+        load_stage("srl", str(d))
+
+
+def test_join_propbank_keeps_annotated_documents_only():
+    from nlpipe.corpora import read_conll2012
+    from nlpipe.srl_data import join_propbank
+
+    ud = parse_string(
+        "# newdoc id = answers-d1\n# sent_id = a\n"
+        "1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n"
+        "# newdoc id = answers-d2\n# sent_id = b\n"
+        "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n")
+    props = ("google/ewt/answers/00/d1.xml\t0\t0\tDogs\tNNS\t*\t-\t-\t(ARG0*)\n"
+             "google/ewt/answers/00/d1.xml\t0\t1\tbark\tVBP\t*\tbark\tbark.01\t(V*)\n\n")
+    out = list(join_propbank(ud, list(read_conll2012(io.StringIO(props), "p"))))
+    assert [s.sent_id for s in out] == ["a"]
+    assert [w[MISC] for w in out[0].words] == ["SRL=2:B-ARG0", "Pred=bark.01"]
+
+
+def test_train_command_writes_a_loadable_model(tmp_path):
+    from click.testing import CliRunner
+
+    words = tmp_path / "g.txt"
+    words.write_text("the\ncat\ndog\n", encoding="utf-8")
+    np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(3, 50)).astype(np.float32))
+    out = tmp_path / "model"
+    r = CliRunner().invoke(srl.train_command, [
+        "--train", TRAIN, "--dev", TRAIN, "--out", str(out), "--epochs", "2", "--layers", "2",
+        "--d-model", "16", "--heads", "2", "--glove-words", str(words), "--glove-vectors",
+        str(tmp_path / "g.npy"), "--json"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["syntax"] is True and "epoch   1" in r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config["arch"] == "lisa.v1" and config["also_stages"] == ["predicates"]
+    out_sents = list(load_stage("srl", str(out)).annotate(strip_stage("srl", gold())))
+    assert len(out_sents) == 4
+
+
+def test_cli_srl_and_eval(model_dir, tmp_path):
+    from click.testing import CliRunner
+
+    from nlpipe.cli import cli
+
+    src = tmp_path / "in.conllu"
+    src.write_text("".join(s.to_string() for s in strip_stage("srl", gold(), True)), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["srl", str(src), "--model", str(model_dir), "--predicates-from-input",
+                                 "--parse-from-input"])
+    assert r.exit_code == 0, r.output
+    out = list(parse_string(r.stdout))
+    assert [s.sent_id for s in out] == ["t1", "t2", "t3", "t4"]
+    r = CliRunner().invoke(cli, ["eval", "srl", "--gold", TRAIN, "--model", str(model_dir), "--gold-predicates",
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["predicates"]["f1"] == 100.0  # the gold predicates were labelled, not predicted
+
+
+def test_viterbi_shortcut_equals_full_viterbi(model_dir):
+    # Rows whose argmax is valid BIO skip the Viterbi: on them the Viterbi path is the argmax.
+    from nlpipe.decode import chain
+
+    m = load_stage("srl", str(model_dir)).model
+    real = chain.viterbi
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(20, 7, len(m.roles)))
+    lengths = rng.integers(1, 8, size=20)
+    expect = real(scores, lengths, m.trans, m.start)
+    ids = scores.argmax(-1)
+    ok = m.allowed[ids[:, :-1], ids[:, 1:]] | (np.arange(1, 7)[None] >= lengths[:, None])
+    valid = ok.all(1) & m.allowed_start[ids[:, 0]]
+    assert 0 < valid.sum() < 20
+    for r in np.flatnonzero(valid):
+        assert (expect[r, :lengths[r]] == ids[r, :lengths[r]]).all()
