@@ -2,7 +2,7 @@
 """End-to-end speed of `nlpipe annotate` on raw text, per-stage breakdown, --jobs, peak RSS.
 
     python bench/annotate.py [--jobs 1,2] [--repeat N] [--copies K] [--stages S1,S2] [--json]
-    python bench/annotate.py --big [--size-gb 1.0]
+    python bench/annotate.py --big [--size-gb 1.0] [--stages S1,S2]
 
 Input: the raw text of en_ewt test (built with nlpipe.evaluate.raw_text from
 ${NLPIPE_CORPORA:-../shared/corpora}/en_ewt/en_ewt-ud-test.conllu) written to a temporary file.
@@ -16,7 +16,7 @@ Rows:
 - spaCy's comparable pipeline (tokenizer, tagger, parser, NER) when spaCy and a model are installed.
 
 ``--big`` builds a ~1 GB CoNLL-U file in /tmp by repeating en_ewt train and reports the peak RSS of
-`nlpipe annotate --stages <every available stage except tokenize>` on it (the streaming check: it
+`nlpipe annotate --stages <--stages, or every available stage except tokenize>` on it (the streaming check: it
 must stay under 1 GB whatever the input size). It takes long: run it with `nice` on an idle machine.
 """
 from __future__ import annotations
@@ -124,11 +124,11 @@ def spacy_row(text_path: Path) -> Dict[str, Any]:
     return {"model": name, "seconds": seconds, "tokens_per_s": tokens / seconds}
 
 
-def big(size_gb: float) -> None:
+def big(size_gb: float, stages: List[str]) -> None:
     train = CORPORA / "en_ewt" / "en_ewt-ud-train.conllu"
     if not train.is_file():
         sys.exit(f"bench: {train} not found (set NLPIPE_CORPORA)")
-    stages = [s for s in available_stages() if s != "tokenize"]
+    stages = [s for s in stages or available_stages() if s != "tokenize"]
     if not stages:
         sys.exit("bench: no stage besides tokenize has a shipped model yet")
     path = Path(tempfile.gettempdir()) / "nlpipe-big.conllu"
@@ -158,7 +158,7 @@ def main() -> None:
     ap.add_argument("--size-gb", type=float, default=1.0)
     args = ap.parse_args()
     if args.big:
-        big(args.size_gb)
+        big(args.size_gb, args.stages.split(",") if args.stages else [])
         return
     stages = args.stages.split(",") if args.stages else available_stages()
     with tempfile.TemporaryDirectory() as tmp:

@@ -42,8 +42,9 @@ def cli() -> None:
 @INPUT
 @OUTPUT
 @MODEL
-@click.option("--method", type=click.Choice(["rules"]), default=None,
-              help="rules: Punkt sentences + Treebank-style words (no trained model).")
+@click.option("--method", type=click.Choice(["trained", "rules"]), default=None,
+              help="trained: the character model (the default when shipped); rules: Punkt sentences + "
+                   "Treebank-style words (no trained model, fastest).")
 @click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
               show_default=True, help="What to do with bytes that are not UTF-8.")
 def tokenize(input: str, output: str, model: Optional[str], method: Optional[str],
@@ -91,8 +92,10 @@ _stage_command(
               help="Which shipped parser to use when --model is not given.")
 @click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
 @click.option("--probs", is_flag=True, help="Also write each word's head probability as MISC HeadProb=.")
+@click.option("--margin", type=float, default=None, help="Transition parser: dynamic feature selection margin "
+              "(a negative value: every template; default: the model's).")
 def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
-          probs: bool) -> None:
+          probs: bool, margin: Optional[float]) -> None:
     from .pipeline import run_stage
     from .stage import MODELS_DIR
 
@@ -100,11 +103,21 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
         model = "parse-transition-ewt"
         if not (MODELS_DIR / model).is_dir():
             raise NlpipeError("no model for the transition parser yet (use --parser biaffine)")
-    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs)
+    extra: Dict[str, Any] = {} if margin is None else {"margin": margin}
+    if parser == "transition":
+        extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
+    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs, **extra)
 
 
 _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
-_stage_command("srl", "Label semantic roles as MISC SRL=<pred-id>:<role>.")
+_stage_command(
+    "srl", "Label semantic roles as MISC SRL=<pred-id>:<role> (predicts predicates first when the input has "
+           "no Pred=).",
+    click.option("--parse-from-input", is_flag=True,
+                 help="Use the input's HEAD column (e.g. from 'nlpipe parse', or gold) as the syntactic "
+                      "attention head instead of the model's own parse."),
+    click.option("--predicates-from-input", is_flag=True,
+                 help="Label the predicates marked Pred= in the input instead of predicting them."))
 
 
 @cli.command()
@@ -206,17 +219,26 @@ def train() -> None:
               show_default=True, help="Span encoding of NE tags (ner).")
 @click.option("--gold-predicates", is_flag=True,
               help="srl with --model: keep the gold Pred= entries instead of predicting predicates.")
+@click.option("--gold-parse", is_flag=True,
+              help="srl with --model: the syntactic head attends to the gold HEAD column (LISA + gold parse).")
+@click.option("--margin", type=float, default=None,
+              help="pos, transition parser: dynamic feature selection margin (default: the model's; "
+                   "negative: every template).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
 @DEVICE
 def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], train_file: Optional[str],
-          scheme: str, gold_predicates: bool, as_json: bool, device: str) -> None:
+          scheme: str, gold_predicates: bool, gold_parse: bool, margin: Optional[float], as_json: bool,
+          device: str) -> None:
     """Score predictions (--pred) or a model (--model) against gold CoNLL-U."""
     from .evaluate import evaluate, summary
 
     if pred is not None and model is not None:
         raise NlpipeError("give either --pred or --model, not both")
+    if margin is not None and (pred is not None or stage not in ("pos", "parse")):
+        raise NlpipeError("--margin applies only to a pos or parse model that eval runs (not to ner, srl or --pred)")
     result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device,
-                      gold_predicates=gold_predicates)
+                      gold_predicates=gold_predicates, gold_parse=gold_parse,
+                      options={} if margin is None else {"margin": margin})
     click.echo(summary(result), err=True)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))

@@ -155,8 +155,10 @@ def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str
 
 
 def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
-               gold_predicates: bool) -> Tuple[List[Sentence], Dict[str, float]]:
+               gold_predicates: bool, gold_parse: bool = False,
+               options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float]]:
     """Run the stage on ``gold`` (columns blanked); return (predicted sentences, speed dict).
+    ``options`` go to the stage's loader (e.g. ``margin``).
 
     Only the annotation itself is timed; loading is reported as ``load_seconds``.
     """
@@ -168,7 +170,11 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
         t1 = time.perf_counter()
         pred = list(annotator.tokenize(io.StringIO(text), gold_path))
     else:
-        steps = [load_stage(stage, model, device=device)]
+        # an srl model that predicts predicates itself is told to label the gold ones instead
+        extra = {"predicates_from_input": True} if stage == "srl" and gold_predicates else {}
+        if stage == "srl" and gold_parse:
+            extra["parse_from_input"] = True   # the gold file's HEAD column feeds the syntactic head
+        steps = [load_stage(stage, model, device=device, **extra, **(options or {}))]
         requires = getattr(steps[0], "requires", frozenset())
         if stage == "srl" and not gold_predicates and ({"predicates", "Pred"} & set(requires)):
             steps.insert(0, load_stage("predicates", None, device=device))
@@ -178,22 +184,27 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
         for step in steps:
             sents = step.annotate(sents)
         pred = list(sents)
+        annotator = steps[-1]
     seconds = time.perf_counter() - t1
     tokens = sum(len(s.tokens) for s in gold)
     speed = {"load_seconds": load_seconds, "seconds": seconds,
              "tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
              "sentences_per_s": len(gold) / seconds if seconds > 0 else 0.0}
+    if hasattr(annotator, "mean_templates"):   # dynamic feature selection: templates per decision
+        speed["mean_templates"] = annotator.mean_templates
     return pred, speed
 
 
 def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[str] = None,
              train: Optional[str] = None, scheme: str = "auto", device: str = "cpu",
-             gold_predicates: bool = False) -> Dict[str, Any]:
+             gold_predicates: bool = False, gold_parse: bool = False,
+             options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Score ``pred`` (a file) or ``model`` (run on ``gold``) against the gold CoNLL-U file.
 
     ``train`` adds scores on words unseen in that file (pos); ``scheme`` names the NE tag encoding
     (``auto`` detects it; decoding follows conlleval for all); ``gold_predicates`` keeps gold
-    ``Pred`` when running an SRL model.
+    ``Pred`` when running an SRL model; ``gold_parse`` gives it the gold HEAD column as its parse;
+    ``options`` go to the model's loader (``margin``).
     """
     if stage not in STAGES:
         raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES)})")
@@ -208,7 +219,7 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
         pred_sents = _read(pred)
         pred_name = pred
     else:
-        pred_sents, speed = _run_model(stage, gold_sents, gold, model, device, gold_predicates)
+        pred_sents, speed = _run_model(stage, gold_sents, gold, model, device, gold_predicates, gold_parse, options)
         pred_name = f"<{stage} model output>"
     result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
     result["gold_file"] = gold
@@ -217,8 +228,10 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
     else:
         result["model"] = model or "default"
         result["speed"] = speed
+        result.update(options or {})
         if stage == "srl":
             result["gold_predicates"] = gold_predicates
+            result["gold_parse"] = gold_parse
     return result
 
 
@@ -263,4 +276,7 @@ def summary(result: Dict[str, Any]) -> str:
     if speed:
         lines.append(f"speed: {speed['tokens_per_s']:.0f} tokens/s, {speed['sentences_per_s']:.1f} sentences/s "
                      f"({speed['seconds']:.2f} s; model loaded in {speed['load_seconds']:.2f} s)")
+        if "mean_templates" in speed:
+            per = "word" if stage == "pos" else "transition"
+            lines.append(f"feature templates per {per}: {speed['mean_templates']:.1f}")
     return "\n".join(lines)

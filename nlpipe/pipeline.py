@@ -42,8 +42,8 @@ Warn = Callable[[str], None]
 # Single-stage filters (the reference that `annotate` must match byte for byte)
 
 def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **options: Any) -> Any:
-    if method == "rules" and model is None:
-        model = "tokenize-rules-ewt"
+    if method is not None and model is None:
+        model = {"rules": "tokenize-rules-ewt", "trained": "tokenize-char-ewt"}[method]
     return load_stage("tokenize", model, **options)
 
 
@@ -168,6 +168,36 @@ class PipelineSpec:
                      self.keep_existing, self.skip_bad))
 
 
+def chain_stages(spec: PipelineSpec) -> List[str]:
+    """The stages to load for a chain, tokenize excluded. ``predicates`` is dropped before an ``srl``
+    stage with the same model: srl predicts the same predicates itself, so the model runs once."""
+    stages = [s for s in spec.stages if s != "tokenize"]
+    if "predicates" in stages and "srl" in stages and spec.models.get("predicates") == spec.models.get("srl"):
+        stages.remove("predicates")
+    return stages
+
+
+def chain_options(stage: str, spec: PipelineSpec) -> Dict[str, Any]:
+    """Options a stage takes from its place in the chain: ``srl`` after ``parse`` attends to that
+    parse (the shell equivalent is ``nlpipe parse | nlpipe srl --parse-from-input``)."""
+    if stage == "srl" and "parse" in spec.stages and "parse_from_input" not in spec.options:
+        return {"parse_from_input": True}
+    return {}
+
+
+def shell_equivalent(spec: PipelineSpec) -> List[List[str]]:
+    """The single-stage commands (``nlpipe`` arguments, tokenize excluded) whose shell pipe writes
+    the same bytes as the chain: ``[["pos"], ["parse"], ["srl", "--parse-from-input"]]``."""
+    commands = []
+    for stage in chain_stages(spec):
+        args = [stage] + (["--model", spec.models[stage]] if stage in spec.models else [])
+        for key, value in chain_options(stage, spec).items():
+            if value is True:
+                args.append("--" + key.replace("_", "-"))
+        commands.append(args)
+    return commands
+
+
 class Pipeline:
     """Loaded stages (tokenize excluded) that annotate chunks of sentences in place."""
 
@@ -178,7 +208,8 @@ class Pipeline:
 
     @classmethod
     def load(cls, spec: PipelineSpec) -> "Pipeline":
-        annotators = [load_stage(s, spec.models.get(s), **spec.options) for s in spec.stages if s != "tokenize"]
+        annotators = [load_stage(s, spec.models.get(s), **spec.options, **chain_options(s, spec))
+                      for s in chain_stages(spec)]
         return cls(annotators, spec.keep_existing, spec.skip_bad)
 
     @property

@@ -31,16 +31,19 @@ ARCHS: Dict[str, str] = {
     "idcnn.v1": "nlpipe.stages.ner:load",
     "bilstm.v1": "nlpipe.stages.ner:load",
     "biaffine.v1": "nlpipe.stages.parse:load",
+    "transition-dfs.v1": "nlpipe.stages.parse:load_transition",
+    "char-segmenter.v1": "nlpipe.stages.tokenize:load_trained",
+    "lisa.v1": "nlpipe.stages.srl:load",
 }
 
 # stage -> shipped model name under MODELS_DIR, in order of preference.
 DEFAULT_MODELS: Dict[str, List[str]] = {
-    "tokenize": ["tokenize-rules-ewt"],
+    "tokenize": ["tokenize-char-ewt", "tokenize-rules-ewt"],
     "pos": ["pos-ewt"],
     "parse": ["parse-biaffine-ewt"],
     "ner": ["ner-uner-ewt"],
-    "predicates": [],
-    "srl": [],
+    "predicates": ["srl-lisa-ewt"],
+    "srl": ["srl-lisa-ewt"],
 }
 
 
@@ -92,7 +95,8 @@ def read_config(model_dir: Path, stage: Optional[str] = None) -> Dict[str, Any]:
     if fmt != MODEL_FORMAT:
         raise ModelError(f"{path}: model format {fmt!r}, this nlpipe reads format {MODEL_FORMAT}; "
                          f"retrain or use a matching nlpipe version")
-    if stage is not None and config["stage"] != stage:
+    # A model may serve further stages (LISA predicts predicates and roles): config "also_stages".
+    if stage is not None and config["stage"] != stage and stage not in config.get("also_stages", []):
         raise ModelError(f"{model_dir}: a model for stage '{config['stage']}', not '{stage}'")
     return config
 
@@ -115,4 +119,5 @@ def load_stage(stage: str, model: Optional[str] = None, **options: Any) -> Any:
         raise ModelError(f"{model_dir}: unknown architecture '{config['arch']}' for this nlpipe version")
     module, func = target.split(":")
     loader = getattr(importlib.import_module(module), func)
-    return loader(model_dir, config, **options)
+    # the loader sees which stage is asked for (a model with "also_stages" serves several)
+    return loader(model_dir, dict(config, stage=stage), **options)

@@ -15,7 +15,7 @@ from nlpipe.cli import main
 from nlpipe.conllu_io import HEAD, MISC, UPOS, misc_get, parse_string, to_string
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.pipeline import (Chunk, Pipeline, PipelineSpec, available_stages, conllu_chunks, process_chunk,
-                             run_annotate, sentence_chunks)
+                             run_annotate, sentence_chunks, shell_equivalent)
 from nlpipe.progress import Progress
 from test_annotate_standins import install, make_model, subprocess_env
 
@@ -60,6 +60,7 @@ def annotate(*args: str, stdin: bytes = b"") -> str:
 
 @pytest.fixture
 def standins(tmp_path, monkeypatch):
+    """Stand-in pos, parse and ner as the default models (and no default predicates/srl model)."""
     return install(tmp_path / "models", monkeypatch)
 
 
@@ -97,10 +98,10 @@ def test_chain_equals_stage_by_stage_in_process(tmp_path, standins, batch):
 
 def test_shipped_stages_equal_the_shell_pipe(tmp_path):
     """Whatever real stages have shipped models: the one-process chain equals the pipe."""
-    stages = available_stages()
     src = REPO / "data" / "sample.txt"
     nl = f"{sys.executable} -m nlpipe.cli"
-    pipe = " | ".join([f"{nl} tokenize {src}"] + [f"{nl} {s}" for s in stages if s != "tokenize"])
+    filters = [f"{nl} {' '.join(args)}" for args in shell_equivalent(PipelineSpec(available_stages()))]
+    pipe = " | ".join([f"{nl} tokenize {src}"] + filters)
     shell = subprocess.run(pipe, shell=True, capture_output=True, timeout=600)
     assert shell.returncode == 0, shell.stderr
     one = run_cli("annotate", "--batch", "3", str(src))
@@ -246,13 +247,14 @@ def test_option_errors(tmp_path, standins, capsys):
         run_annotate(["-"], "-", ["pos"], jobs=0)
 
 
-def test_no_model_for_a_stage_fails_before_writing(tmp_path, monkeypatch):
+def test_no_model_for_a_stage_fails_before_writing(tmp_path, monkeypatch, capsys):
     from nlpipe import stage as registry
 
     monkeypatch.setitem(registry.DEFAULT_MODELS, "srl", [])
     out = tmp_path / "out.conllu"
-    r = run_cli("annotate", "--stages", "tokenize,srl", str(REPO / "data" / "sample.txt"), "-o", str(out))
-    assert r.returncode == 2 and b"no model for stage srl" in r.stderr and not out.exists()
+    with pytest.raises(SystemExit) as e:
+        main(["annotate", "--stages", "tokenize,srl", str(REPO / "data" / "sample.txt"), "-o", str(out)])
+    assert e.value.code == 2 and "no model for stage srl" in capsys.readouterr().err and not out.exists()
 
 
 def test_model_option_picks_a_model_directory(tmp_path, standins):
@@ -379,3 +381,16 @@ def test_progress_shows_on_a_terminal(tmp_path):
     assert text.startswith("\r") and "\nannotate:" not in text
     last = text.rstrip().splitlines()[-1].split("\r")[-1]
     assert last.startswith("annotate: ") and " sentences, " in last and " tokens/s in " in last
+
+
+def test_chain_runs_lisa_once_and_feeds_it_the_chains_parse():
+    from nlpipe.pipeline import PipelineSpec, chain_options, chain_stages, shell_equivalent
+
+    spec = PipelineSpec(["tokenize", "pos", "parse", "predicates", "srl"])
+    assert chain_stages(spec) == ["pos", "parse", "srl"]
+    assert chain_options("srl", spec) == {"parse_from_input": True} and chain_options("parse", spec) == {}
+    assert chain_options("srl", PipelineSpec(["pos", "srl"])) == {}
+    other = PipelineSpec(["predicates", "srl"], models={"predicates": "elsewhere"})
+    assert chain_stages(other) == ["predicates", "srl"]
+    assert shell_equivalent(spec) == [["pos"], ["parse"], ["srl", "--parse-from-input"]]
+    assert shell_equivalent(other) == [["predicates", "--model", "elsewhere"], ["srl"]]

@@ -149,19 +149,19 @@ def install(root: Path, monkeypatch: Any = None, stages: Iterable[str] = ("pos",
 
 
 def register(dirs: Dict[str, Path], monkeypatch: Any = None) -> None:
-    """Add the stand-in architectures and make ``dirs`` (stage -> model dir) the default models."""
+    """Add the stand-in architectures and make ``dirs`` (stage -> model dir) the default models.
+    The real predicates/srl models are unset as defaults, so the default chain is exactly the
+    stand-ins in this process, its worker processes and subprocesses alike."""
     from nlpipe import stage as registry
 
-    for arch, target in STANDIN_ARCHS.items():
-        if monkeypatch is not None:
-            monkeypatch.setitem(registry.ARCHS, arch, target)
-        else:
-            registry.ARCHS[arch] = target
-    for s, d in dirs.items():
-        if monkeypatch is not None:
-            monkeypatch.setitem(registry.DEFAULT_MODELS, s, [str(d)])
-        else:
-            registry.DEFAULT_MODELS[s] = [str(d)]
+    defaults = {s: [str(d)] for s, d in dirs.items()}
+    defaults.update({s: [] for s in ("predicates", "srl") if s not in dirs})
+    for table, items in ((registry.ARCHS, STANDIN_ARCHS), (registry.DEFAULT_MODELS, defaults)):
+        for key, value in items.items():
+            if monkeypatch is not None:
+                monkeypatch.setitem(table, key, value)
+            else:
+                table[key] = value
 
 
 def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "parse", "ner"),

@@ -146,6 +146,31 @@ def test_eval_model_strips_gold_columns_and_reports_speed(monkeypatch, capsys):
     assert list(read_file(f("pos_gold.conllu")))[0].words[1][UPOS] == "NOUN"
 
 
+def test_eval_model_margin_goes_to_the_loader_and_templates_are_reported(monkeypatch, capsys):
+    gold = list(read_file(f("pos_gold.conllu")))
+    tagger = MemoTagger({w[1]: (w[UPOS], w[XPOS]) for s in gold for w in s.words})
+    tagger.mean_templates = 3.25
+    calls = []
+
+    def fake_load(stage, model=None, **options):
+        calls.append(options)
+        return tagger
+
+    monkeypatch.setattr(ev, "load_stage", fake_load)
+    r, err = cli_json(capsys, "pos", "--gold", f("pos_gold.conllu"), "--model", "m1", "--margin", "0.5")
+    assert calls == [{"device": "cpu", "margin": 0.5}]
+    assert r["margin"] == 0.5 and r["speed"]["mean_templates"] == 3.25
+    assert "feature templates per word: 3.2" in err
+
+
+def test_margin_is_refused_where_it_means_nothing(capsys):
+    err = one_line_error(capsys, "ner", "--gold", f("ner_gold.conllu"), "--model", "x", "--margin", "1")
+    assert "--margin applies only to a pos or parse model" in err
+    err = one_line_error(capsys, "pos", "--gold", f("pos_gold.conllu"), "--pred", f("pos_pred.conllu"),
+                         "--margin", "1")
+    assert "--margin" in err
+
+
 def test_strip_stage_columns():
     srl = list(read_file(f("srl_gold.conllu")))
     kept = ev.strip_stage("srl", srl, gold_predicates=True)
@@ -177,6 +202,27 @@ def test_eval_srl_model_with_gold_predicates(monkeypatch):
     r = ev.evaluate("srl", f("srl_gold.conllu"), model="x", gold_predicates=True)
     assert r["f1"] == pytest.approx(600 / 13, abs=1e-9) and r["gold_predicates"] is True
     assert seen[2] == [None, "rain.01", None]
+
+
+def test_eval_srl_model_with_gold_parse_asks_for_the_input_heads(monkeypatch):
+    pred = list(read_file(f("srl_pred.conllu")))
+    options = []
+
+    class FakeSRL:
+        requires = frozenset({"tokenize"})
+
+        def annotate(self, sentences):
+            yield from pred
+
+    def fake_load(stage, model=None, **o):
+        options.append(o)
+        return FakeSRL()
+
+    monkeypatch.setattr(ev, "load_stage", fake_load)
+    r = ev.evaluate("srl", f("srl_gold.conllu"), model="x", gold_parse=True)
+    assert options == [{"device": "cpu", "parse_from_input": True}] and r["gold_parse"] is True
+    ev.evaluate("srl", f("srl_gold.conllu"), model="x")
+    assert options[1] == {"device": "cpu"}
 
 
 def test_eval_srl_model_end_to_end_runs_predicates_first(monkeypatch):
