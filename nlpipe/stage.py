@@ -15,7 +15,7 @@ import importlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol
 
 from .conllu_io import Sentence
 from .errors import ModelError, NlpipeError
@@ -45,6 +45,22 @@ DEFAULT_MODELS: Dict[str, List[str]] = {
     "predicates": ["srl-lisa-ewt"],
     "srl": ["srl-lisa-ewt"],
 }
+
+
+def fill_in_chunks(sentences: Iterable[Sentence], fill: Callable[[List[Sentence]], None],
+                   size: int) -> Iterator[Sentence]:
+    """Annotate a stream chunk by chunk: ``fill`` annotates up to ``size`` sentences in place (a
+    batching stage sorts them by length inside the chunk), then they are yielded in input order."""
+    chunk: List[Sentence] = []
+    for s in sentences:
+        chunk.append(s)
+        if len(chunk) >= size:
+            fill(chunk)
+            yield from chunk
+            chunk = []
+    if chunk:
+        fill(chunk)
+        yield from chunk
 
 
 class Stage(Protocol):

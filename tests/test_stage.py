@@ -19,3 +19,22 @@ def test_also_stages_lets_one_model_serve_several(tmp_path):
     assert read_config(tmp_path, "srl")["stage"] == "srl"
     with pytest.raises(ModelError):
         read_config(tmp_path, "parse")
+
+
+def test_fill_in_chunks_fills_each_chunk_before_yielding_it_in_input_order():
+    from nlpipe.conllu_io import parse_string
+    from nlpipe.stage import fill_in_chunks
+
+    sents = parse_string("".join(f"1\tw{i}\t_\t_\t_\t_\t_\t_\t_\t_\n\n" for i in range(5)))
+    seen = []
+
+    def fill(chunk):
+        seen.append([s.words[0][1] for s in chunk])
+        for s in sorted(chunk, key=lambda s: s.words[0][1], reverse=True):  # any order inside
+            s.words[0][3] = "X"
+
+    out = fill_in_chunks(iter(sents), fill, 2)
+    first = next(out)
+    assert seen == [["w0", "w1"]] and first.words[0][3] == "X"
+    assert [s.words[0][1] for s in [first, *out]] == [f"w{i}" for i in range(5)]
+    assert seen == [["w0", "w1"], ["w2", "w3"], ["w4"]]

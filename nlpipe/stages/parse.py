@@ -24,7 +24,7 @@ import numpy as np
 
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import InputError, ModelError, NlpipeError
-from ..stage import read_config, write_config
+from ..stage import fill_in_chunks, read_config, write_config
 
 ARCH = "biaffine.v1"
 CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
@@ -242,16 +242,7 @@ class ParseStage:
                         w[MISC] = misc_set(w[MISC], "HeadProb", f"{probs[k]:.3f}")
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        chunk: List[Sentence] = []
-        for s in sentences:
-            chunk.append(s)
-            if len(chunk) >= CHUNK_SENTENCES:
-                self._fill(chunk)
-                yield from chunk
-                chunk = []
-        if chunk:
-            self._fill(chunk)
-            yield from chunk
+        return fill_in_chunks(sentences, self._fill, CHUNK_SENTENCES)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
@@ -313,9 +304,7 @@ class TransitionParseStage:
         return self.templates_used / self.actions if self.actions else 0.0
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        chunk = list(sentences)
-        self.fill(chunk)
-        yield from chunk
+        return fill_in_chunks(sentences, self.fill, self.batch_sentences)
 
 
 def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None,

@@ -24,7 +24,7 @@ from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_
 from ..corpora import Frame, bio_spans, frames_to_misc
 from ..decode import chain
 from ..errors import InputError, ModelError
-from ..stage import write_config
+from ..stage import fill_in_chunks, write_config
 
 ARCH = "lisa.v1"
 CHUNK_SENTENCES = 2000
@@ -318,16 +318,7 @@ class SrlStage:
         frames_to_misc(sent, frames)
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        chunk: List[Sentence] = []
-        for s in sentences:
-            chunk.append(s)
-            if len(chunk) >= CHUNK_SENTENCES:
-                self._fill(chunk)
-                yield from chunk
-                chunk = []
-        if chunk:
-            self._fill(chunk)
-            yield from chunk
+        return fill_in_chunks(sentences, self._fill, CHUNK_SENTENCES)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
