@@ -246,7 +246,7 @@ class ParseStage:
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
-         probs: bool = False, batch_tokens: int = 5000, **_: Any) -> ParseStage:
+         probs: bool = False, batch_tokens: int = 1000, **_: Any) -> ParseStage:
     """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
     Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability)."""
     model = BiaffineModel.load(Path(model_dir), config, resolve_device(device))

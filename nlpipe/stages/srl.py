@@ -270,7 +270,7 @@ class SrlStage:
     # (see nlpipe.pipeline); SRL= refers to word IDs, so no windows.
 
     def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
-                 predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 4000,
+                 predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
                  threads: int = 1):
         self.model, self.name, self.threads = model, name, threads
         self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
@@ -322,7 +322,7 @@ class SrlStage:
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
-         predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 4000,
+         predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
          threads: int = 1, **_: Any) -> SrlStage:
     """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
 
