@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import pickle
 import random
 import shlex
 import sys
@@ -23,7 +22,8 @@ import click
 import numpy as np
 
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
-from ..errors import InputError, ModelError, NlpipeError
+from ..errors import InputError, NlpipeError
+from ..neural.weights import load_half, model_errors, save_half
 from ..stage import fill_in_chunks, read_config, write_config
 
 ARCH = "biaffine.v1"
@@ -165,28 +165,18 @@ class BiaffineModel:
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
     def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
-        torch = self.torch
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
-        state = {k: v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()
-                 for k, v in self.net.state_dict().items()}
-        torch.save(state, out_dir / "weights.pt")
+        save_half(self.net, out_dir / "weights.pt")
         write_config(out_dir, {"stage": "parse", "arch": ARCH, "model": self.hyper,
                                "labels": self.rels, "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
-        import torch
-
-        try:
+        with model_errors(Path(model_dir), "parser model"):
             vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
             model = cls(vocab, config["model"], device)
-            state = torch.load(Path(model_dir) / "weights.pt", map_location="cpu", weights_only=True)
-            model.net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
-        except FileNotFoundError as e:
-            raise ModelError(f"{model_dir}: incomplete parser model ({Path(e.filename).name} missing)") from None
-        except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
-            raise ModelError(f"{model_dir}: corrupt or incompatible parser model ({str(e)[:200]})") from None
+            load_half(model.net, Path(model_dir) / "weights.pt")
         model.net.to(model.device)
         model.net.eval()
         return model

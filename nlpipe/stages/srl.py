@@ -13,7 +13,6 @@ in the training data, else ``lemma.01``.
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -23,7 +22,8 @@ import numpy as np
 from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
 from ..corpora import Frame, bio_spans, frames_to_misc
 from ..decode import chain
-from ..errors import InputError, ModelError
+from ..neural.weights import load_half, model_errors, save_half
+from ..errors import InputError
 from ..stage import fill_in_chunks, write_config
 
 ARCH = "lisa.v1"
@@ -231,28 +231,18 @@ class LisaModel:
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
     def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
-        torch = self.torch
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
-        state = {k: v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()
-                 for k, v in self.net.state_dict().items()}
-        torch.save(state, out_dir / "weights.pt")
+        save_half(self.net, out_dir / "weights.pt")
         write_config(out_dir, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
                                "model": self.hyper, "labels": self.roles, "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
-        import torch
-
-        try:
+        with model_errors(Path(model_dir), "LISA model"):
             vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
             model = cls(vocab, config["model"], device)
-            state = torch.load(Path(model_dir) / "weights.pt", map_location="cpu", weights_only=True)
-            model.net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
-        except FileNotFoundError as e:
-            raise ModelError(f"{model_dir}: incomplete LISA model ({Path(e.filename).name} missing)") from None
-        except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
-            raise ModelError(f"{model_dir}: corrupt or incompatible LISA model ({str(e)[:200]})") from None
+            load_half(model.net, Path(model_dir) / "weights.pt")
         model.net.eval()
         return model
 
