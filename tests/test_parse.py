@@ -161,14 +161,6 @@ def test_broken_model_gives_model_error(model_dir, tmp_path, damage):
         load_stage("parse", str(d))
 
 
-def test_length_batches_respect_the_token_budget():
-    lengths = [5, 1, 9, 3, 3, 7, 2]
-    batches = P.length_batches(lengths, 12)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    for b in batches:
-        assert len(b) == 1 or len(b) * (max(lengths[i] for i in b) + 1) <= 12
-
-
 def test_input_without_pos_is_an_input_error(model_dir):
     stage = load_stage("parse", str(model_dir))
     text = INPUT.replace("\tDET\tDT\t", "\t_\t_\t").replace("\tNOUN\tNN\t", "\t_\t_\t")

@@ -93,7 +93,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
     """
-    from ..stages.srl import LisaModel, example, length_batches
+    from ..batching import length_batches
+    from ..stages.srl import LisaModel, example
     from .embeddings import load_glove
 
     if threads:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 import torch
 
+from ..batching import length_batches
 from ..decode import chain
 from ..metrics import span_scores
 from .features import N_AFFIXES, AffixVocab, Vocab, shape_ids
@@ -47,19 +48,7 @@ def make_sequences(sentences: Sequence[Tuple[List[str], List[str], bool]], docum
 
 def batches(lengths: Sequence[int], batch_tokens: int, shuffle: bool, rng: random.Random) -> Iterator[List[int]]:
     """Index batches of similar length holding about ``batch_tokens`` tokens (padded) each."""
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], rng.random() if shuffle else 0))
-    chunks: List[List[int]] = []
-    cur: List[int] = []
-    for i in order:
-        if cur and (len(cur) + 1) * max(lengths[cur[-1]], lengths[i]) > batch_tokens:
-            chunks.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        chunks.append(cur)
-    if shuffle:
-        rng.shuffle(chunks)
-    yield from chunks
+    yield from length_batches(lengths, batch_tokens, rng if shuffle else None)
 
 
 def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dict[str, int]],

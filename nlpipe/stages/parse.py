@@ -21,6 +21,7 @@ from typing import Any, Dict, IO, Iterable, Iterator, List, Optional, Sequence, 
 import click
 import numpy as np
 
+from ..batching import length_batches
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import InputError, NlpipeError
 from ..neural.weights import load_half, model_errors, save_half
@@ -64,20 +65,6 @@ def read_treebank(path: str) -> List[Example]:
     """Gold examples of a CoNLL-U file (sentences without words are skipped)."""
     return [_example(s, path, True) for s in read_file(path) if s.words]
 
-
-def length_batches(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
-    """Indices grouped into batches of similar length with at most ``max_tokens`` (padded) each."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches: List[List[int]] = []
-    cur: List[int] = []
-    for i in order:
-        if cur and (len(cur) + 1) * (lengths[i] + 1) > max_tokens:
-            batches.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        batches.append(cur)
-    return batches
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,7 +209,7 @@ class ParseStage:
                 raise InputError("<input>", s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
                                                             "the parser reads them: run 'nlpipe pos' first")
         examples = [_example(s, "", False) for s in todo]
-        for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
+        for batch in length_batches([len(e.forms) + 1 for e in examples], self.batch_tokens):  # + the root
             results = self.model.predict([examples[i] for i in batch], self.projective, self.probs)
             for i, (heads, rels, probs) in zip(batch, results):
                 for k, w in enumerate(todo[i].words):
@@ -485,7 +472,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
               f"{len(vocab['rels'])} labels, {n_params} parameters\n")
     opt = torch.optim.Adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
-    batches = length_batches([len(e.forms) for e in train_ex], batch_tokens)
+    batches = length_batches([len(e.forms) + 1 for e in train_ex], batch_tokens)  # + the root
     best: Dict[str, Any] = {"las": -1.0}
     history = []
     out = Path(out_dir)

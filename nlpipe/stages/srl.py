@@ -19,11 +19,12 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import click
 import numpy as np
 
+from ..batching import length_batches
 from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
 from ..corpora import Frame, bio_spans, frames_to_misc
 from ..decode import chain
-from ..neural.weights import load_half, model_errors, save_half
 from ..errors import InputError
+from ..neural.weights import load_half, model_errors, save_half
 from ..stage import fill_in_chunks, write_config
 
 ARCH = "lisa.v1"
@@ -93,20 +94,6 @@ def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
         ex.tags = [w[XPOS] + (PRED_SUFFIX if i in marked else "") for i, w in enumerate(words)]
     return ex
 
-
-def length_batches(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
-    """Indices grouped by similar length with at most ``max_tokens`` padded tokens per batch."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    out: List[List[int]] = []
-    cur: List[int] = []
-    for i in order:
-        if cur and (len(cur) + 1) * lengths[i] > max_tokens:
-            out.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        out.append(cur)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
