@@ -116,6 +116,11 @@ class ChunkPool:
         self.jobs = jobs
         self.ahead = ahead or 2 * jobs
         threads = max(1, usable_cpus() // jobs)
+        # This process tokenizes while the workers annotate: its math libraries get the same share
+        # of the cores. Read when numpy / torch are first imported, so this must come before the
+        # tokenizer loads; the forked workers inherit it.
+        for var in THREAD_VARS:
+            os.environ.setdefault(var, str(threads))
         self.executor = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_init,
                                             initargs=(spec, threads, os.getpid()))
         self._document: Optional[bool] = None

@@ -112,3 +112,19 @@ def test_a_dying_worker_ends_the_run_with_an_error_not_a_hang(tmp_path, monkeypa
     with pytest.raises(NlpipeError, match="a worker process died"):
         run_annotate([str(files[1])], str(out), ["pos"], jobs=2, batch=4)
     assert not out.exists()
+
+
+def test_workers_and_the_main_process_split_the_cores_between_their_math_threads(tmp_path, monkeypatch):
+    from nlpipe import parallel
+    from nlpipe.pipeline import PipelineSpec
+
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    for var in parallel.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 6)
+    pool = parallel.ChunkPool(PipelineSpec(["pos"]), jobs=2)
+    try:
+        seen = pool.executor.submit(os.getenv, "OMP_NUM_THREADS").result(timeout=60)
+    finally:
+        pool.terminate()
+    assert seen == "3" and all(os.environ[v] == "3" for v in parallel.THREAD_VARS)
