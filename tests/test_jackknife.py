@@ -1,0 +1,69 @@
+"""Jack-knifed POS tags for parser training (python -m nlpipe.jackknife)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nlpipe.conllu_io import HEAD, UPOS, XPOS, parse_string, read_file
+from nlpipe.errors import NlpipeError
+from nlpipe.jackknife import document_folds, jackknife
+from test_pos import TRAIN, TRAIN_ARGS
+
+
+def doc_file(docs: int, per_doc: int = 2) -> str:
+    """``docs`` documents of ``per_doc`` copies of the test_pos training sentences each."""
+    base = parse_string(TRAIN)
+    out = []
+    for d in range(docs):
+        for k in range(per_doc):
+            s = base[(d + k) % len(base)]
+            comments = ([f"# newdoc id = d{d}"] if k == 0 else []) + [f"# sent_id = d{d}-{k}"]
+            out.append("\n".join(comments + ["\t".join(w) for w in s.words]) + "\n\n")
+    return "".join(out)
+
+
+def test_folds_cut_at_document_starts_into_near_equal_contiguous_parts():
+    sents = parse_string(doc_file(6, per_doc=2) + doc_file(1, per_doc=6).replace("d0", "big"))
+    parts = document_folds(sents, 3)
+    assert [i for p in parts for i in p] == list(range(len(sents)))
+    assert all(sents[p[0]].meta("newdoc") is not None for p in parts)
+    assert [len(p) for p in parts] == [6, 6, 6]
+    with pytest.raises(NlpipeError, match="at least 2"):
+        document_folds(sents, 1)
+    with pytest.raises(NlpipeError, match="cannot make"):
+        document_folds(sents[:4], 3)  # two documents
+
+
+def test_a_file_without_documents_is_cut_between_any_sentences():
+    sents = parse_string(TRAIN)
+    assert [len(p) for p in document_folds(sents, 2)] == [2, 2]
+
+
+def test_jackknife_tags_every_sentence_with_a_model_that_did_not_see_it(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(doc_file(6), encoding="utf-8")
+    out = tmp_path / "jk.conllu"
+    parts = jackknife(str(train), str(train), str(out), folds=3, jobs=2, work=str(tmp_path / "work"),
+                      pos_args=[*TRAIN_ARGS, "--no-clusters"])
+    gold, tagged = list(read_file(str(train))), list(read_file(str(out)))
+    assert [len(p) for p in parts] == [4, 4, 4] and len(tagged) == len(gold)
+    for g, t in zip(gold, tagged):
+        assert t.comments == g.comments and t.forms() == g.forms()
+        assert [w[HEAD] for w in t.words] == [w[HEAD] for w in g.words]
+        assert all(w[UPOS] != "_" and w[XPOS] != "_" for w in t.words)
+    for k, p in enumerate(parts):  # each fold's model was trained on the other folds only
+        seen = {s.meta("sent_id") for s in read_file(str(tmp_path / "work" / f"fold-{k}" / "train.conllu"))}
+        assert seen.isdisjoint(gold[i].meta("sent_id") for i in p) and len(seen) == len(gold) - len(p)
+
+
+def test_a_failing_fold_is_a_clear_error_and_writes_nothing(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(doc_file(4), encoding="utf-8")
+    out = tmp_path / "jk.conllu"
+    r = subprocess.run([sys.executable, "-m", "nlpipe.jackknife", "--train", str(train), "--dev", str(train),
+                        "--out", str(out), "--folds", "2", "--work", str(tmp_path / "w"), "--", "--epochs", "x"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "nlpipe train pos failed" in r.stderr and "train.log" in r.stderr
+    assert not out.exists()
