@@ -12,6 +12,7 @@ tagged parts are written back in the input order; only UPOS and XPOS differ from
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,7 +59,9 @@ def _nlpipe(args: Sequence[str], log: Path) -> None:
 
 def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
               work: Optional[str] = None, jobs: int = 1) -> List[List[int]]:
-    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices)."""
+    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices).
+    Fold files and models go to ``work`` (default: a temporary folder, removed after a success and
+    kept, with the logs, after a failure)."""
     sentences = list(read_file(train))
     parts = document_folds(sentences, folds)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
@@ -83,6 +86,8 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
         raise NlpipeError(f"tagged folds do not match {train} sentence for sentence")
     with open_output(out) as f:
         f.writelines(s.to_string() for s in tagged)
+    if work is None:
+        shutil.rmtree(root, ignore_errors=True)
     return parts
 
 

@@ -67,3 +67,14 @@ def test_a_failing_fold_is_a_clear_error_and_writes_nothing(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "nlpipe train pos failed" in r.stderr and "train.log" in r.stderr
     assert not out.exists()
+
+
+def test_the_default_work_folder_is_removed_after_a_success(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    train = tmp_path / "train.conllu"
+    train.write_text(doc_file(2), encoding="utf-8")
+    jackknife(str(train), str(train), str(tmp_path / "jk.conllu"), folds=2, pos_args=[*TRAIN_ARGS, "--no-clusters"])
+    assert (tmp_path / "jk.conllu").exists() and not any((tmp_path / "tmp").iterdir())
