@@ -30,8 +30,10 @@ def document_folds(sentences: Sequence[Sentence], folds: int) -> List[List[int]]
     if folds < 2:
         raise NlpipeError(f"--folds must be at least 2, not {folds}")
     starts = [i for i, s in enumerate(sentences) if s.meta("newdoc") is not None]
-    if not starts or starts[0] != 0:
-        starts = [0] + starts if starts else list(range(len(sentences)))
+    if not starts:
+        starts = list(range(len(sentences)))
+    elif starts[0] != 0:  # sentences before the first "# newdoc" make a document of their own
+        starts.insert(0, 0)
     if len(starts) < folds:
         raise NlpipeError(f"{len(starts)} documents cannot make {folds} folds")
     bounds = [0]

@@ -66,8 +66,7 @@ def _init(spec: PipelineSpec, threads: int, parent: int) -> None:
     global _pipeline, _error
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
-    for var in THREAD_VARS:  # read when numpy / torch are first imported, i.e. by the loaders below
-        os.environ.setdefault(var, str(threads))
+    # THREAD_VARS were set by ChunkPool in the parent's environment, which workers inherit
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
     try:
