@@ -119,8 +119,9 @@ def test_workers_and_the_main_process_split_the_cores_between_their_math_threads
     from nlpipe.pipeline import PipelineSpec
 
     install(tmp_path / "models", monkeypatch, stages=("pos",))
-    for var in parallel.THREAD_VARS:
-        monkeypatch.delenv(var, raising=False)
+    for var in parallel.THREAD_VARS:  # set, then deleted: monkeypatch restores whatever ChunkPool sets
+        monkeypatch.setenv(var, "unset")
+        monkeypatch.delenv(var)
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 6)
     pool = parallel.ChunkPool(PipelineSpec(["pos"]), jobs=2)
     try:

@@ -9,7 +9,7 @@ import copy
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -46,11 +46,6 @@ def make_sequences(sentences: Sequence[Tuple[List[str], List[str], bool]], docum
     return out
 
 
-def batches(lengths: Sequence[int], batch_tokens: int, shuffle: bool, rng: random.Random) -> Iterator[List[int]]:
-    """Index batches of similar length holding about ``batch_tokens`` tokens (padded) each."""
-    yield from length_batches(lengths, batch_tokens, rng if shuffle else None)
-
-
 def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dict[str, int]],
               device: torch.device, affixes: Optional[AffixVocab] = None) -> Tuple[Any, ...]:
     """Padded ``(words, shapes, tags, mask, affixes)`` tensors (tags all 0 when ``label_index`` is None;
@@ -79,8 +74,7 @@ def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], d
     labels = model.labels
     crf = model.crf.chain() if model.crf is not None else None
     out: Dict[int, List[str]] = {}
-    rng = random.Random(0)
-    for idx in batches([len(s.words) for s in seqs], batch_tokens, False, rng):
+    for idx in length_batches([len(s.words) for s in seqs], batch_tokens):
         words, shapes, _, mask, aff = tensorize([seqs[i] for i in idx], vocab, None, device, affixes)
         lengths = mask.sum(1).cpu().numpy()
         ids = chain.decode(model.predict(words, shapes, mask, aff), lengths, labels, crf)
@@ -132,7 +126,7 @@ def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev:
     for epoch in range(1, epochs + 1):
         model.train()
         total, n = 0.0, 0
-        for idx in batches(lengths, batch_tokens, True, rng):
+        for idx in length_batches(lengths, batch_tokens, rng):
             words, shapes, tags, mask, aff = tensorize([train[i] for i in idx], vocab, label_index, device,
                                                        affixes)
             loss = model.loss(words, shapes, tags, mask, aff)
