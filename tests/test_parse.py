@@ -192,3 +192,29 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
     assert config["training"]["init"] == str(model_dir)
     assert config["training"]["scores"]["dev_las"] >= 90.0  # starts from the memorised model
     assert json.loads((tmp_path / "m" / "vocab.json").read_text()) == json.loads((model_dir / "vocab.json").read_text())
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test():
+    """The default parser on en_ewt test tagged by the shipped tagger: well-formed trees with one
+    root each, and the measured LAS."""
+    import os
+
+    from nlpipe.evaluate import score, strip_stage
+    from nlpipe.conllu_io import read_file
+    from nlpipe.stage import MODELS_DIR
+
+    corpora = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
+    path = corpora / "en_ewt" / "en_ewt-ud-test.conllu"
+    if not path.exists():
+        pytest.skip("en_ewt corpus not available (set NLPIPE_CORPORA)")
+    if not (MODELS_DIR / "parse-biaffine-ewt").is_dir():
+        pytest.skip("no shipped biaffine parser")
+    gold = list(read_file(str(path)))
+    tagged = list(load_stage("pos").annotate(strip_stage("parse", gold)))
+    pred = list(load_stage("parse").annotate(strip_stage("parse", tagged)))
+    for s in pred:
+        assert is_tree(np.array([0] + [int(w[HEAD]) for w in s.words])), s.meta("sent_id")
+        assert sum(w[DEPREL] == "root" for w in s.words) == 1
+    assert score("parse", gold, pred)["las"] >= 87.3    # measured 87.59
