@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
+from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, read_file, to_string
 from nlpipe.decode.mst import is_tree, projective_mask
 from nlpipe.errors import InputError, ModelError
 from nlpipe.stage import load_stage, read_config
 from nlpipe.stages import parse as P
+
+CORPORA = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
 
 TREEBANK = """\
 # sent_id = a
@@ -199,14 +202,10 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
 def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test():
     """The default parser on en_ewt test tagged by the shipped tagger: well-formed trees with one
     root each, and the measured LAS."""
-    import os
-
     from nlpipe.evaluate import score, strip_stage
-    from nlpipe.conllu_io import read_file
     from nlpipe.stage import MODELS_DIR
 
-    corpora = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
-    path = corpora / "en_ewt" / "en_ewt-ud-test.conllu"
+    path = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
     if not path.exists():
         pytest.skip("en_ewt corpus not available (set NLPIPE_CORPORA)")
     if not (MODELS_DIR / "parse-biaffine-ewt").is_dir():
