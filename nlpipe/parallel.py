@@ -163,5 +163,11 @@ class ChunkPool:
         self.executor.shutdown(wait=True)
 
     def terminate(self) -> None:
-        # queued chunks are dropped; running ones end with their chunk (or with this process)
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        """Stop after an error or Ctrl-C: queued chunks are dropped and the workers stopped."""
+        # Stopping the workers and then waiting for the executor's manager thread is deliberate:
+        # shutdown(wait=False) leaves that thread running into interpreter exit, where CPython 3.11
+        # can race on its wake-up pipe and print "Bad file descriptor" after our message
+        # (python/cpython#132969; seen once in a --jobs 2 Ctrl-C test under load).
+        for proc in list((getattr(self.executor, "_processes", None) or {}).values()):
+            proc.terminate()
+        self.executor.shutdown(wait=True, cancel_futures=True)
