@@ -30,3 +30,18 @@ def run_cli(*args: str, input: bytes = b"", cwd: "str | None" = None) -> subproc
     """Run `python -m nlpipe.cli ARGS` as a user would; returns the completed process (bytes out/err)."""
     return subprocess.run([sys.executable, "-m", "nlpipe.cli", *args], input=input, capture_output=True,
                           cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def ewt_test_tagged():
+    """(gold, tagged): en_ewt test, and the same with HEAD/DEPREL removed and POS from the shipped
+    tagger, which is what the parsers' corpus checks read; tagged once per test session."""
+    from nlpipe.conllu_io import read_file
+    from nlpipe.evaluate import strip_stage
+    from nlpipe.stage import load_stage
+
+    path = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
+    if not path.exists():
+        pytest.skip(f"en_ewt corpus not found at {path} (set NLPIPE_CORPORA)")
+    gold = list(read_file(str(path)))
+    return gold, list(load_stage("pos").annotate(strip_stage("parse", gold)))

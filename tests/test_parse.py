@@ -3,20 +3,17 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, read_file, to_string
+from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
 from nlpipe.decode.mst import is_tree, projective_mask
 from nlpipe.errors import InputError, ModelError
 from nlpipe.stage import load_stage, read_config
 from nlpipe.stages import parse as P
-
-CORPORA = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
 
 TREEBANK = """\
 # sent_id = a
@@ -199,19 +196,15 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test():
+def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagged):
     """The default parser on en_ewt test tagged by the shipped tagger: well-formed trees with one
     root each, and the measured LAS."""
     from nlpipe.evaluate import score, strip_stage
     from nlpipe.stage import MODELS_DIR
 
-    path = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
-    if not path.exists():
-        pytest.skip("en_ewt corpus not available (set NLPIPE_CORPORA)")
     if not (MODELS_DIR / "parse-biaffine-ewt").is_dir():
         pytest.skip("no shipped biaffine parser")
-    gold = list(read_file(str(path)))
-    tagged = list(load_stage("pos").annotate(strip_stage("parse", gold)))
+    gold, tagged = ewt_test_tagged
     pred = list(load_stage("parse").annotate(strip_stage("parse", tagged)))
     for s in pred:
         assert is_tree(np.array([0] + [int(w[HEAD]) for w in s.words])), s.meta("sent_id")

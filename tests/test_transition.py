@@ -316,19 +316,15 @@ def test_oracle_rebuilds_every_en_ewt_training_tree():
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_shipped_model_gives_well_formed_trees_on_en_ewt_test():
+def test_shipped_model_gives_well_formed_trees_on_en_ewt_test(ewt_test_tagged):
     """Every tree of the en_ewt test set (tagged by the shipped tagger) is well formed, with and
     without a margin, and the full model keeps its measured accuracy."""
     from nlpipe.evaluate import score
     from nlpipe.stage import MODELS_DIR
 
-    path = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
-    if not path.exists():
-        pytest.skip("en_ewt corpus not available (set NLPIPE_CORPORA)")
     if not (MODELS_DIR / "parse-transition-ewt").is_dir():
         pytest.skip("no shipped transition parser")
-    gold = list(read_file(str(path)))
-    tagged = list(load_stage("pos").annotate(strip_stage("parse", gold)))
+    gold, tagged = ewt_test_tagged
     for margin in (-1.0, 1.0):
         stage = load_stage("parse", "parse-transition-ewt", margin=margin)
         pred = list(stage.annotate(strip_stage("parse", tagged)))
