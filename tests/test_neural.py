@@ -149,3 +149,22 @@ def test_expectation_linear_penalty_is_added_only_with_dropout():
     model.hp["el_penalty"] = 10.0
     torch.manual_seed(5)
     assert float(model.loss(words, shapes, tags, mask)) > base
+
+
+def test_weight_average_follows_the_decay_and_swaps_back():
+    from nlpipe.neural.weights import WeightAverage
+
+    net = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        net.weight.fill_(0.0)
+    average = WeightAverage(net, 0.5)
+    for value in (4.0, 8.0):
+        with torch.no_grad():
+            net.weight.fill_(value)
+        average.update(net)
+    assert torch.allclose(average.state["weight"], torch.full((1, 2), 5.0))  # (0 * .5 + 4 * .5) * .5 + 8 * .5
+    with average.swapped_in(net):
+        assert torch.allclose(net.weight, torch.full((1, 2), 5.0))
+    assert torch.allclose(net.weight, torch.full((1, 2), 8.0))
+    with pytest.raises(ValueError):
+        WeightAverage(net, 1.0)

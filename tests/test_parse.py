@@ -210,3 +210,24 @@ def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagge
         assert is_tree(np.array([0] + [int(w[HEAD]) for w in s.words])), s.meta("sent_id")
         assert sum(w[DEPREL] == "root" for w in s.words) == 1
     assert score("parse", gold, pred)["las"] >= 87.3    # measured 87.59
+
+
+def test_training_keeps_the_weight_average_when_asked(model_dir, tmp_path):
+    train = tmp_path / "t.conllu"
+    train.write_text(TREEBANK, encoding="utf-8")
+    # a large learning rate wrecks the trained weights; the slow average stays near the memorised model
+    wrecked = P.train(str(train), str(train), str(tmp_path / "w"), epochs=1, batch_tokens=8, lr=1.0, decay=1.0,
+                      threads=1, init=str(model_dir), log=io.StringIO())
+    assert wrecked["best"]["las"] < 100.0
+    P.train(str(train), str(train), str(tmp_path / "m"), epochs=1, batch_tokens=8, lr=1.0, decay=1.0,
+            threads=1, init=str(model_dir), ema=0.999, log=io.StringIO())
+    config = read_config(tmp_path / "m", "parse")
+    assert config["training"]["ema"] == 0.999
+    assert config["training"]["scores"]["dev_las"] == 100.0
+
+
+def test_train_rejects_a_weight_average_decay_outside_0_1(tmp_path):
+    from conftest import run_cli
+
+    r = run_cli("train", "parse", "--train", "x", "--dev", "y", "--out", str(tmp_path), "--ema", "1.0")
+    assert r.returncode == 2 and "--ema" in r.stderr.decode()

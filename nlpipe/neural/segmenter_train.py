@@ -28,6 +28,7 @@ from ..errors import NlpipeError
 from .segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
     labelled_paragraphs, learn_multiwords
 from .segmenter_numpy import SegmenterInference
+from .weights import WeightAverage
 
 
 class CharCNN(nn.Module):
@@ -182,7 +183,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))
     loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
     # the model kept and evaluated is an exponential moving average of the weights (steadier dev scores)
-    ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    ema = WeightAverage(model, ema_decay)
     best: Optional[Tuple[float, int, Dict[str, np.ndarray], Dict[str, float]]] = None
     history = []
     for epoch in range(1, epochs + 1):
@@ -201,13 +202,11 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
             opt.zero_grad()
             loss.backward()
             opt.step()
-            with torch.no_grad():
-                for k, v in model.state_dict().items():
-                    ema[k].mul_(ema_decay).add_(v, alpha=1 - ema_decay)
+            ema.update(model)
             total += loss.item()
             count += 1
         sched.step()
-        params = {k: v.numpy().astype(np.float32) for k, v in ema.items()}
+        params = {k: v.numpy().astype(np.float32) for k, v in ema.state.items()}
         dev = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
         history.append(dict(dev, epoch=epoch, loss=total / max(count, 1)))
         mark = ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator
 
 from ..errors import ModelError
 
@@ -28,6 +28,41 @@ def load_half(net: Any, path: Path) -> None:
 
     state = torch.load(path, map_location="cpu", weights_only=True)
     net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+
+
+class WeightAverage:
+    """Exponential moving average of a network's state (``avg = decay * avg + (1 - decay) * w`` per step).
+
+    Evaluating and saving the averaged weights gives steadier, usually better, dev scores than the
+    last step's weights, at no cost at run time.
+    """
+
+    def __init__(self, net: Any, decay: float):
+        if not 0.0 < decay < 1.0:
+            raise ValueError(f"weight-average decay must be in (0, 1), not {decay}")
+        self.decay = decay
+        self.state: Dict[str, Any] = {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+    def update(self, net: Any) -> None:
+        """Fold ``net``'s current weights into the average (call after each optimiser step)."""
+        import torch
+
+        with torch.no_grad():
+            for k, v in net.state_dict().items():
+                if v.is_floating_point():
+                    self.state[k].mul_(self.decay).add_(v, alpha=1 - self.decay)
+                else:
+                    self.state[k].copy_(v)
+
+    @contextlib.contextmanager
+    def swapped_in(self, net: Any) -> Iterator[None]:
+        """Inside the block ``net`` holds the averaged weights; its own come back afterwards."""
+        own = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        net.load_state_dict(self.state)
+        try:
+            yield
+        finally:
+            net.load_state_dict(own)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.transiti
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -24,7 +25,7 @@ import numpy as np
 from ..batching import length_batches
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import InputError, NlpipeError
-from ..neural.weights import load_half, model_errors, save_half
+from ..neural.weights import WeightAverage, load_half, model_errors, save_half
 from ..stage import fill_in_chunks, read_config, write_config
 
 ARCH = "biaffine.v1"
@@ -440,12 +441,13 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
           device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
           glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, init: Optional[str] = None,
-          log: IO[str] = sys.stderr) -> Dict[str, Any]:
+          ema: float = 0.0, log: IO[str] = sys.stderr) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
     ``glove`` gives ``(words, vectors)`` directly; by default they come from :func:`load_glove`.
     ``init`` continues training an existing model (its vocabularies and hyper-parameters), e.g. on
-    jack-knifed POS tags after training on gold ones.
+    jack-knifed POS tags after training on gold ones. With ``ema`` in (0, 1) the weights evaluated on
+    dev and saved are an exponential moving average of the trained ones (decay ``ema`` per batch).
     """
     import torch
 
@@ -472,6 +474,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
               f"{len(vocab['rels'])} labels, {n_params} parameters\n")
     opt = torch.optim.Adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
+    average = WeightAverage(model.net, ema) if ema > 0 else None
     batches = length_batches([len(e.forms) + 1 for e in train_ex], batch_tokens)  # + the root
     best: Dict[str, Any] = {"las": -1.0}
     history = []
@@ -489,20 +492,23 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.net.parameters(), 5.0)
             opt.step()
+            if average is not None:
+                average.update(model.net)
             total += loss.item()
         sched.step()
-        scores = evaluate_examples(model, dev_sents, dev_ex)
+        with average.swapped_in(model.net) if average is not None else contextlib.nullcontext():
+            scores = evaluate_examples(model, dev_sents, dev_ex)
+            if scores["las"] > best["las"]:
+                best = dict(scores, epoch=epoch)
+                model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch,
+                                 "init": init, "pos": pos_source, "minutes": round((time.time() - start) / 60, 1),
+                                 "ema": ema or None, "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
+                                 "best_epoch": epoch})
         minutes = (time.time() - start) / 60
         history.append(dict(scores, epoch=epoch, loss=total / len(batches)))
         log.write(f"epoch {epoch:3d}  loss {total / len(batches):.4f}  dev UAS {scores['uas']:.2f} "
                   f"LAS {scores['las']:.2f}  ({time.time() - t0:.0f}s, {minutes:.1f} min)\n")
         log.flush()
-        if scores["las"] > best["las"]:
-            best = dict(scores, epoch=epoch)
-            model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch, "init": init,
-                             "pos": pos_source, "minutes": round(minutes, 1),
-                             "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
-                             "best_epoch": epoch})
         if minutes * (epoch + 1) / epoch > max_minutes:
             log.write(f"parse: stopping after epoch {epoch}: the next one would pass {max_minutes} minutes\n")
             break
@@ -533,6 +539,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
 @click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
 @click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
 @click.option("--decay", default=0.95, show_default=True, help="Learning-rate factor per epoch.")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True, help="Biaffine: evaluate and keep an exponential moving "
+              "average of the weights with this decay per batch, e.g. 0.999 (0: the trained weights).")
 @click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
               show_default=True, help="Transition: hinge on every prefix up to the one where the margin holds "
               "(dynamic), on the full score only (full), or both (dynamic+full).")
@@ -554,7 +562,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
 def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: Optional[int],
                   max_minutes: float, batch_tokens: int, lr: Optional[float], seed: int, threads: int, device: str,
                   glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
-                  decay: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
+                  decay: float, ema: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
                   run_margin: Optional[float], run_checkpoints: Optional[str], clusters_path: Optional[str],
                   pos_source: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
@@ -571,7 +579,7 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
                        max_minutes=max_minutes, batch_tokens=batch_tokens, lr=2e-3 if lr is None else lr,
                        seed=seed, threads=threads, device=device, glove_words_file=glove_words,
                        glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
-                       init=init, decay=decay)
+                       init=init, decay=decay, ema=ema)
     best = result["best"]
     click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
                f"{result['minutes']} min -> {out_dir}", err=True)
