@@ -198,7 +198,7 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
 @pytest.mark.slow
 def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagged):
     """The default parser on en_ewt test tagged by the shipped tagger: well-formed trees with one
-    root each, and the measured LAS."""
+    root each, and the issue's LAS and UAS."""
     from nlpipe.evaluate import score, strip_stage
     from nlpipe.stage import MODELS_DIR
 
@@ -209,7 +209,8 @@ def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagge
     for s in pred:
         assert is_tree(np.array([0] + [int(w[HEAD]) for w in s.words])), s.meta("sent_id")
         assert sum(w[DEPREL] == "root" for w in s.words) == 1
-    assert score("parse", gold, pred)["las"] >= 87.3    # measured 87.59
+    result = score("parse", gold, pred)
+    assert result["las"] >= 88.0 and result["uas"] >= 90.5    # the issue's targets; measured 88.17 / 90.57
 
 
 def test_training_keeps_the_weight_average_when_asked(model_dir, tmp_path):

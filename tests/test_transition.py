@@ -333,7 +333,7 @@ def test_shipped_model_gives_well_formed_trees_on_en_ewt_test(ewt_test_tagged):
             assert is_tree(heads), s.meta("sent_id")
             assert sum(w[DEPREL] == "root" for w in s.words) == 1
         if margin < 0:
-            assert score("parse", gold, pred)["las"] >= 81.8    # measured 82.15 (full model)
+            assert score("parse", gold, pred)["las"] >= 82.0    # measured 82.32 (full model)
 
 
 def test_cluster_attribute_is_read_saved_and_loaded(tmp_path):
