@@ -18,7 +18,7 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def corpora() -> Path:
     """The corpora folder; skips the test with a visible reason when it is absent."""
     if not CORPORA.is_dir():

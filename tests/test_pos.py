@@ -204,16 +204,22 @@ def test_shipped_model_accuracy_on_ewt_dev(corpora):
 FIXED_DEV = {1: (83.47, 85.76), 3: (86.89, 88.47), 5: (88.69, 90.12), 10: (89.57, 91.24)}
 
 
+@pytest.fixture(scope="module")
+def ewt_dev(corpora):
+    from nlpipe.conllu_io import read_file
+
+    return list(read_file(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"))
+
+
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("n", sorted(FIXED_DEV))
-def test_shipped_model_prefixes_are_as_good_as_fixed_models(corpora, n):
+def test_shipped_model_prefixes_are_as_good_as_fixed_models(ewt_dev, n):
     """Each short prefix of the dynamic model tags about as well as a model trained on it alone
     (target: within 0.3; UPOS of the first template alone is at -0.32 on dev, -0.30 on test)."""
-    from nlpipe.conllu_io import read_file
     from nlpipe.evaluate import score, strip_stage
 
-    gold = list(read_file(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"))
+    gold = ewt_dev
     tagger = load_stage("pos", str(SHIPPED), margin=-1, limit=n)
     r = score("pos", gold, list(tagger.annotate(strip_stage("pos", gold))))
     xpos, upos = FIXED_DEV[n]

@@ -498,13 +498,13 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
         sched.step()
         with average.swapped_in(model.net) if average is not None else contextlib.nullcontext():
             scores = evaluate_examples(model, dev_sents, dev_ex)
+            minutes = (time.time() - start) / 60
             if scores["las"] > best["las"]:
                 best = dict(scores, epoch=epoch)
                 model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch,
-                                 "init": init, "pos": pos_source, "minutes": round((time.time() - start) / 60, 1),
-                                 "ema": ema or None, "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
+                                 "init": init, "pos": pos_source, "minutes": round(minutes, 1), "ema": ema or None,
+                                 "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
                                  "best_epoch": epoch})
-        minutes = (time.time() - start) / 60
         history.append(dict(scores, epoch=epoch, loss=total / len(batches)))
         log.write(f"epoch {epoch:3d}  loss {total / len(batches):.4f}  dev UAS {scores['uas']:.2f} "
                   f"LAS {scores['las']:.2f}  ({time.time() - t0:.0f}s, {minutes:.1f} min)\n")
@@ -539,8 +539,9 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
 @click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
 @click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
 @click.option("--decay", default=0.95, show_default=True, help="Learning-rate factor per epoch.")
-@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True, help="Biaffine: evaluate and keep an exponential moving "
-              "average of the weights with this decay per batch, e.g. 0.999 (0: the trained weights).")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
+              help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
+              "per batch, e.g. 0.999 (0: the trained weights).")
 @click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
               show_default=True, help="Transition: hinge on every prefix up to the one where the margin holds "
               "(dynamic), on the full score only (full), or both (dynamic+full).")
