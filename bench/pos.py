@@ -3,13 +3,14 @@
 Rows: the full model (all templates, standard training), fixed models trained on the first n
 templates of the dynamic model's order, prefixes of the dynamic model (first n templates, no
 early stop), the dynamic model at several margins -- exact (margin tested after every template)
-and checkpointed (margin tested only after the template counts of --checkpoints) -- and NLTK's
-averaged perceptron trained on the same data (joint UPOS+XPOS labels). Columns: XPOS, UPOS, XPOS
-on words unseen in training, mean templates per word, tagging tokens/s (tagging only, best of
---repeat, this process on one core; wall clock and CPU time) and speed-ups over the full model
-(wall and CPU; the full model is timed first and again last, and the faster of the two is the
-base). Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models missing under
---work are trained first (`nlpipe train pos` defaults plus --train-args).
+and checkpointed (margin tested only after the template counts of --checkpoints), with the two
+passes of a two-pass model set apart by --passes -- and NLTK's averaged perceptron trained on the
+same data (joint UPOS+XPOS labels). Columns: XPOS, UPOS, XPOS on words unseen in training, mean
+templates per word, tagging tokens/s (tagging only, this process on one core; wall clock and CPU
+time) and speed-ups over the full model (wall and CPU). Each row's time is its best of --repeat
+rounds in which every row is run twice and timed the second time (warm caches, as in a long
+stream of batches), so that drifts in the machine's speed hit all rows alike. Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models missing under --work are
+trained first (`nlpipe train pos` defaults plus --train-args).
 
     python bench/pos.py [--dynamic nlpipe/models/pos-ewt] [--work /tmp/nlpipe-bench-pos] [--json]
 """
@@ -46,41 +47,35 @@ def train(out: Path, args: List[str], data: Dict[str, str], extra: List[str]) ->
     subprocess.run(cmd, check=True)
 
 
-def time_tagger(tagger: Any, gold: list, repeat: int) -> tuple:
-    """(predicted sentences, best wall seconds, best CPU seconds) of ``tagger.tag_batch`` on stripped
-    copies (CPU time is steadier than wall time on a machine shared with other jobs)."""
-    best, best_cpu, pred = float("inf"), float("inf"), None
-    for _ in range(repeat):
-        sents = strip_stage("pos", gold)
-        tagger.templates_used = tagger.tokens_tagged = 0
-        t0, c0 = time.perf_counter(), time.process_time()
-        for i in range(0, len(sents), tagger.batch_sentences):
-            tagger.tag_batch(sents[i:i + tagger.batch_sentences])
-        best = min(best, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-        pred = sents
-    return pred, best, best_cpu
+def tag_once(tagger: Any, gold: list) -> tuple:
+    """(predicted sentences, wall seconds, CPU seconds) of one ``tagger.tag_batch`` pass over a
+    stripped copy of ``gold``."""
+    sents = strip_stage("pos", gold)
+    tagger.templates_used = tagger.tokens_tagged = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i in range(0, len(sents), tagger.batch_sentences):
+        tagger.tag_batch(sents[i:i + tagger.batch_sentences])
+    return sents, time.perf_counter() - t0, time.process_time() - c0
 
 
-def nltk_row(train_path: str, gold: list, repeat: int) -> tuple:
+def nltk_tagger(train_path: str) -> tuple:
+    """NLTK's averaged perceptron trained on ``train_path`` (joint labels) and its training seconds."""
     from nltk.tag.perceptron import PerceptronTagger
 
     data = [[(w[FORM], w[UPOS] + "\t" + w[XPOS]) for w in s.words] for s in read_file(train_path)]
     t0 = time.perf_counter()
     tagger = PerceptronTagger(load=False)
     tagger.train(data, nr_iter=5)
-    train_s = time.perf_counter() - t0
-    best, best_cpu, pred = float("inf"), float("inf"), None
-    for _ in range(repeat):
-        sents = strip_stage("pos", gold)
-        t0, c0 = time.perf_counter(), time.process_time()
-        for s in sents:
-            for w, (_, label) in zip(s.words, tagger.tag([w[FORM] for w in s.words])):
-                w[UPOS], w[XPOS] = label.split("\t", 1)
-        best = min(best, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-        pred = sents
-    return pred, best, best_cpu, train_s
+    return tagger, time.perf_counter() - t0
+
+
+def nltk_once(tagger: Any, gold: list) -> tuple:
+    sents = strip_stage("pos", gold)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for s in sents:
+        for w, (_, label) in zip(s.words, tagger.tag([w[FORM] for w in s.words])):
+            w[UPOS], w[XPOS] = label.split("\t", 1)
+    return sents, time.perf_counter() - t0, time.process_time() - c0
 
 
 def command_speed(model: str, test: str, repeat: int) -> float:
@@ -110,11 +105,21 @@ def main(argv: Optional[List[str]] = None) -> None:
                     "when the dynamic model has two passes: the full row is then two full passes)")
     ap.add_argument("--fixed", default="1,3,5,10")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--passes", action="append", default=[], metavar="M1@S1+M2@S2",
+                    help="a row of the two-pass dynamic model with the first pass at margin M1, checkpoints "
+                         "S1 and the second at M2, S2 (e.g. 0.6@3,8,16,32+0.5@2,4,8,16,32)")
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=MODEL@MARGIN",
                     help="another dynamic model to compare (e.g. another template order)")
     ap.add_argument("--no-nltk", action="store_true")
     ap.add_argument("--json", action="store_true", help="also print all rows as JSON on stdout")
     a = ap.parse_args(argv)
+    passes = []
+    for spec in a.passes:
+        try:
+            (m1, _, s1), (m2, _, s2) = (p.partition("@") for p in spec.split("+"))
+            passes.append((float(m1), s1, float(m2), s2))
+        except ValueError:
+            ap.error(f"--passes {spec!r}: expected M1@S1+M2@S2")
 
     data = {s: str(Path(a.corpus) / f"en_ewt-ud-{s}.conllu") for s in ("train", "dev", "test")}
     test = str(Path(a.corpus) / f"en_ewt-ud-{a.split}.conllu")
@@ -129,20 +134,18 @@ def main(argv: Optional[List[str]] = None) -> None:
     gold = list(read_file(test))
     train_forms = {w[FORM] for s in read_file(data["train"]) for w in s.words}
     tokens = sum(len(s.words) for s in gold)
+    # Every row is timed once per round, rounds interleaved, and keeps its best time: the machine's
+    # speed drifts over minutes, so rows timed one after another would not be comparable.
     rows: List[Dict[str, Any]] = []
+    timers: List[Any] = []
 
-    def add(name: str, pred: list, seconds: float, cpu: float, templates: Optional[float], **extra: Any) -> None:
-        r = score("pos", gold, pred, test, "<pred>", train_forms)
-        rows.append({"row": name, "xpos": r["xpos"], "upos": r["upos"], "unseen_xpos": r["unseen_xpos"],
-                     "templates": templates, "tokens_per_s": tokens / seconds, "cpu_tokens_per_s": tokens / cpu,
-                     **extra})
-        print(f"  {name}: XPOS {r['xpos']:.2f} UPOS {r['upos']:.2f} {tokens / seconds:,.0f} tok/s "
-              f"({tokens / cpu:,.0f} per CPU second)", file=sys.stderr, flush=True)
+    def add(name: str, once: Any, **extra: Any) -> None:
+        rows.append({"row": name, **extra})
+        timers.append(once)
 
     def run(name: str, model: str, **options: Any) -> None:
         tagger = load_stage("pos", model, **options)
-        pred, seconds, cpu = time_tagger(tagger, gold, a.repeat)
-        add(name, pred, seconds, cpu, tagger.templates_used / tagger.tokens_tagged)
+        add(name, lambda: (*tag_once(tagger, gold), tagger.mean_templates))
 
     run("full", str(work / "full"), margin=-1)
     # the same model through the early-stopping loop with a margin nothing reaches: what the
@@ -159,27 +162,37 @@ def main(argv: Optional[List[str]] = None) -> None:
     if a.checkpoints:
         for m in margins:
             run(f"dynamic m={m:g}, checkpoints {a.checkpoints}", a.dynamic, margin=m, checkpoints=a.checkpoints)
+    for m1, s1, m2, s2 in passes:
+        run(f"dynamic first pass m={m1:g}, checkpoints {s1}; second m={m2:g}, checkpoints {s2}",
+            a.dynamic, first_margin=m1, first_checkpoints=s1, margin=m2, checkpoints=s2)
     for spec in a.extra:
         name, _, rest = spec.partition("=")
         model, _, margin = rest.rpartition("@")
         run(name, model, margin=float(margin))
     if not a.no_nltk:
-        pred, seconds, cpu, train_s = nltk_row(data["train"], gold, a.repeat)
-        add("NLTK averaged perceptron", pred, seconds, cpu, None, train_seconds=round(train_s, 1))
+        nltk, train_s = nltk_tagger(data["train"])
+        add("NLTK averaged perceptron", lambda: (*nltk_once(nltk, gold), None), train_seconds=round(train_s, 1))
 
-    # the full model again at the end: the machine's load drifts during a run, so the speed-ups
-    # are taken against the faster of the two full-model measurements (favouring the baseline)
-    run("full (again, end of run)", str(work / "full"), margin=-1)
-    full_rows = [rows[0], rows[-1]]
-    full_speed = max(r["tokens_per_s"] for r in full_rows)
-    full_cpu = max(r["cpu_tokens_per_s"] for r in full_rows)
-    loop_speed = rows[1]["tokens_per_s"]
+    best = [(float("inf"), float("inf"))] * len(rows)
+    for k in range(a.repeat):
+        for i, (r, once) in enumerate(zip(rows, timers)):
+            once()    # untimed: brings the row's model into the caches, as in a long stream of batches
+            pred, seconds, cpu, templates = once()
+            best[i] = (min(best[i][0], seconds), min(best[i][1], cpu))
+            if k == 0:
+                sc = score("pos", gold, pred, test, "<pred>", train_forms)
+                r.update(xpos=sc["xpos"], upos=sc["upos"], unseen_xpos=sc["unseen_xpos"], templates=templates)
+        print(f"  round {k + 1}/{a.repeat} done", file=sys.stderr, flush=True)
+    for r, (seconds, cpu) in zip(rows, best):
+        r["tokens_per_s"], r["cpu_tokens_per_s"] = tokens / seconds, tokens / cpu
+    full_speed, full_cpu, loop_speed = rows[0]["tokens_per_s"], rows[0]["cpu_tokens_per_s"], rows[1]["tokens_per_s"]
     for r in rows:
         r["speedup"] = r["tokens_per_s"] / full_speed
         r["speedup_cpu"] = r["cpu_tokens_per_s"] / full_cpu
         r["speedup_vs_loop"] = r["tokens_per_s"] / loop_speed
     whole = command_speed(a.dynamic, test, a.repeat)
-    print(f"\nen_ewt {a.split}, {tokens} words, gold tokens; tagging speed on one core (best of {a.repeat}); "
+    print(f"\nen_ewt {a.split}, {tokens} words, gold tokens; tagging speed on one core (best of {a.repeat} "
+          f"interleaved rounds); "
           f"dynamic model {a.dynamic}\n")
     print("| model | XPOS | UPOS | XPOS unseen | templates | tokens/s | speed-up | tokens/CPU s | speed-up (CPU) "
           "| vs DFS loop |")

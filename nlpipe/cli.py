@@ -77,7 +77,13 @@ _stage_command(
                       "templates)."),
     click.option("--checkpoints", default=None, metavar="S",
                  help="Where the margin is tested: 'all' (after every template), 'pow2', or counts such as "
-                      "2,4,8,16,32 (default: the model's)."))
+                      "2,4,8,16,32 (default: the model's)."),
+    click.option("--first-margin", type=float, default=None, metavar="m1",
+                 help="Two-pass models: the first pass's margin (default: --margin if given, else the "
+                      "model's)."),
+    click.option("--first-checkpoints", default=None, metavar="S1",
+                 help="Two-pass models: the first pass's checkpoints (default: --checkpoints if given, else "
+                      "the model's)."))
 _stage_command(
     "ner", "Mark named entities as MISC NE=B-PER etc.",
     click.option("--probs", is_flag=True, help="Also write each token's tag probability as MISC NEProb=."))

@@ -298,6 +298,39 @@ def test_two_pass_model(tmp_path):
     assert load_stage("pos", str(out)).second is None
 
 
+def test_first_pass_settings(tmp_path):
+    """--first-margin/--first-checkpoints: saved for the first pass alone, overridden at load time
+    by the pass's own option or by an option for both passes."""
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    out = tmp_path / "m"
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out), "--two-pass",
+                                               "--first-margin", "0", "--first-checkpoints", "2", "--no-clusters",
+                                               *TRAIN_ARGS])
+    assert r.exit_code == 0, r.output
+    config = json.loads((out / "config.json").read_text())["model"]
+    assert (config["first_margin"], config["first_checkpoints"], config["margin"]) == (0.0, "2", None)
+
+    def used(**options):
+        tagger = load_stage("pos", str(out), **options)
+        list(tagger.annotate(parse_string(TRAIN)))
+        return tagger.templates_used / tagger.tokens_tagged, tagger
+
+    k1, k2 = len(load_stage("pos", str(out)).model.templates), len(load_stage("pos", str(out)).second.templates)
+    assert used()[0] == 2 + k2                                  # margin 0 stops the first pass at 2
+    assert used(first_margin=-1)[0] == k1 + k2
+    assert used(margin=-1)[0] == k1 + k2                        # given for both passes
+    assert used(first_checkpoints="3")[0] == 3 + k2
+    assert used(margin=0.0, checkpoints="1")[0] == 1 + 1        # both passes stop at their first template
+    assert used(margin=0.0, checkpoints="1", first_checkpoints="2")[0] == 2 + 1
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out),
+                                               "--first-margin", "0.5", "--no-clusters"])
+    assert r.exit_code != 0 and "--two-pass" in str(r.exception)
+    r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out), "--two-pass",
+                                               "--first-checkpoints", "x", "--no-clusters"])
+    assert r.exit_code != 0 and "checkpoint" in str(r.exception)
+
+
 def test_two_pass_needs_two_folds(tmp_path):
     f = tmp_path / "t.conllu"
     f.write_text(TRAIN, encoding="utf-8")

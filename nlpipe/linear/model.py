@@ -66,10 +66,15 @@ class TemplatedModel:
         """Padded layout and attribute-id matrix [layout.size, n_attrs] of sentences of forms; the
         layout also keeps the attribute rows of the distinct forms (``type_atoms``) and each token's
         row among them (``type_of``), for scoring word-only templates once per type."""
-        layout = Layout([len(s) for s in sentences])
-        forms = [f for s in sentences for f in s]
+        return self.layout_flat([f for s in sentences for f in s], [len(s) for s in sentences])
+
+    def layout_flat(self, forms: Sequence[str], lengths: Sequence[int]) -> Tuple[Layout, np.ndarray]:
+        """:meth:`layout` of the sentences of ``lengths`` words whose forms, concatenated, are ``forms``."""
+        layout = Layout(lengths)
         layout.type_atoms, layout.type_of = self.attributes.type_matrix(forms)
-        atoms = layout.scatter(layout.type_atoms[layout.type_of], PAD)
+        # column-major: a template reads one attribute column at many positions (templates.static_keys)
+        atoms = np.full((layout.size, layout.type_atoms.shape[1]), PAD, dtype=layout.type_atoms.dtype, order="F")
+        atoms[layout.g] = layout.type_atoms[layout.type_of]
         return layout, atoms
 
     def rows(self, j: int, keys: np.ndarray) -> np.ndarray:

@@ -6,7 +6,8 @@ selection: a word stops adding templates once its best label leads by ``margin``
 negative value) always uses every template. A two-pass model (``second/`` in the model directory,
 ``model.second`` in its config) tags every batch twice: the second pass's templates also read the
 tags the first pass predicted (``ptag``), the right context included; the margin and checkpoints
-apply to both passes.
+apply to both passes unless ``first_margin``/``first_checkpoints`` set the first pass's apart (the
+first pass's tags are only features of the second, so the two can trade speed differently).
 """
 from __future__ import annotations
 
@@ -37,9 +38,13 @@ class PosTagger:
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
                  batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,
-                 second: Optional[TemplatedModel] = None):
+                 second: Optional[TemplatedModel] = None, first_margin: Optional[float] = None,
+                 first_checkpoints: Optional[str] = None):
         """``second``: the second pass's model (its labels are the ones written); ``limit`` cuts
-        the first pass to its first ``limit`` templates and leaves the second pass out."""
+        the first pass to its first ``limit`` templates and leaves the second pass out.
+        ``first_margin``/``first_checkpoints``: the first pass's own margin and schedule when
+        there is a second pass (default: ``margin``/``checkpoints``; a negative margin: every
+        template)."""
         self.model = model
         self.second = second if limit is None else None
         if self.second is not None:
@@ -52,9 +57,15 @@ class PosTagger:
             self._same_attributes = (self.second.attributes.vocabs == model.attributes.vocabs
                                      and self.second.attributes.amb == model.attributes.amb)
         out = self.second if self.second is not None else model
-        self.margin = None if margin is None or margin < 0 else float(margin)
+        self.margin = _margin(margin)
         self.limit = limit
         self.checkpoints = checkpoint_schedule(checkpoints)
+        self.first_margin, self.first_checkpoints = self.margin, self.checkpoints
+        if self.second is not None:
+            if first_margin is not None:
+                self.first_margin = _margin(first_margin)
+            if first_checkpoints is not None:
+                self.first_checkpoints = checkpoint_schedule(first_checkpoints)
         self.batch_sentences = batch_sentences
         self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in out.labels]
         self.templates_used = 0   # running totals, for benchmarks
@@ -76,32 +87,37 @@ class PosTagger:
             yield from batch
 
     def tag_batch(self, batch: List[Sentence]) -> None:
-        words = [s.words for s in batch]
-        forms = [[w[FORM] for w in ws] for ws in words]
-        layout, atoms = self.model.layout(forms)
-        pred, used = tag(self.model, layout, atoms, self.margin, self.limit, self.checkpoints)
+        words = [w for s in batch for w in s.words]
+        forms = [w[FORM] for w in words]
+        lengths = [len(s.words) for s in batch]
+        layout, atoms = self.model.layout_flat(forms, lengths)
+        pred, used = tag(self.model, layout, atoms, self.first_margin, self.limit, self.first_checkpoints)
         if self.second is not None:
             second = self.second
             if not self._same_attributes:
-                layout, atoms = second.layout(forms)
+                layout, atoms = second.layout_flat(forms, lengths)
             first = layout.scatter(self._to_second[pred], second.num_labels)
             pred, used2 = tag(second, layout, atoms, self.margin, None, self.checkpoints, first=first)
             used = used + used2
-        pairs = self._pairs
-        i = 0
-        for ws in words:
-            for w, p in zip(ws, pred[i:i + len(ws)].tolist()):
-                w[UPOS], w[XPOS] = pairs[p]
-            i += len(ws)
+        for w, (upos, xpos) in zip(words, map(self._pairs.__getitem__, pred.tolist())):
+            w[UPOS] = upos
+            w[XPOS] = xpos
         self.templates_used += int(used.sum())
         self.tokens_tagged += len(pred)
 
 
+def _margin(margin: Optional[float]) -> Optional[float]:
+    """A tagging margin: None (or negative) means every template."""
+    return None if margin is None or margin < 0 else float(margin)
+
+
 def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
-         device: Optional[str] = None, checkpoints: Optional[str] = None, **_: Any) -> PosTagger:
+         device: Optional[str] = None, checkpoints: Optional[str] = None, first_margin: Optional[float] = None,
+         first_checkpoints: Optional[str] = None, **_: Any) -> PosTagger:
     """Load the tagger; ``margin`` and ``checkpoints`` (a schedule, see
-    :func:`~nlpipe.linear.dfs.checkpoint_schedule`) override the model's defaults; ``device`` is
-    ignored (CPU only)."""
+    :func:`~nlpipe.linear.dfs.checkpoint_schedule`), and ``first_margin``/``first_checkpoints`` for
+    the first pass of a two-pass model, override the model's defaults (a setting given for both
+    passes also overrides the model's first-pass one); ``device`` is ignored (CPU only)."""
     model = TemplatedModel.load(Path(model_dir))
     second = None
     second_dir = config.get("model", {}).get("second")
@@ -110,12 +126,19 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     for m in (model, second):
         if m is not None and (not m.labels or any(LABEL_SEP not in l for l in m.labels)):
             raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
+    saved = config.get("model", {})
+    # each setting: given for its pass, else given for both passes, else the model's for that pass
+    if first_margin is None and margin is None:
+        first_margin = saved.get("first_margin")
+    if first_checkpoints is None and checkpoints is None:
+        first_checkpoints = saved.get("first_checkpoints")
     if margin is None:
-        margin = config.get("model", {}).get("margin")
+        margin = saved.get("margin")
     if checkpoints is None:
-        checkpoints = config.get("model", {}).get("checkpoints")
+        checkpoints = saved.get("checkpoints")
     try:
-        return PosTagger(model, margin, limit, checkpoints=checkpoints, second=second)
+        return PosTagger(model, margin, limit, checkpoints=checkpoints, second=second, first_margin=first_margin,
+                         first_checkpoints=first_checkpoints)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None
 
@@ -170,14 +193,16 @@ def read_templates(path: str) -> List[str]:
 
 
 def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
-               checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None) -> Dict[str, float]:
+               checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
+               first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
     """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
     (nlpipe.evaluate scoring)."""
     from ..conllu_io import read_file
     from ..evaluate import score, strip_stage
 
     gold = list(read_file(dev))
-    tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second)
+    tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
+                       first_checkpoints=first_checkpoints)
     pred = list(tagger.annotate(strip_stage("pos", gold)))
     r = score("pos", gold, pred, dev, "<dev predictions>")
     return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
@@ -230,13 +255,16 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                 margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
                 glove_words: Optional[str] = None, glove_top: int = 100000,
                 glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
-                two_pass: bool = False, folds: int = 2, prune: float = 1e-3) -> Dict[str, Any]:
+                two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
+                first_checkpoints: Optional[str] = None) -> Dict[str, Any]:
     """Train and save a tagger; return the config written. ``clusters``: build word clusters
     from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
     (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
     :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
     labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
-    this are left out of the saved model(s) (the fold models of the jackknife keep the default)."""
+    this are left out of the saved model(s) (the fold models of the jackknife keep the default).
+    ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
+    jackknifed first-pass tags are made with them)."""
     from ..linear.templates import uses_clusters
     from ..linear.trainer import train_tagger
     from ..stage import read_config, write_config
@@ -262,10 +290,11 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
         from ..linear.templates import second_pass_order
 
         first_order = result.model.template_names
-        first_train = jackknife(train_data, dev_data, options, first_order, folds, margin, checkpoints,
-                                table, log)
-        first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], margin,
-                                     checkpoints=checkpoint_schedule(checkpoints))
+        m1 = margin if first_margin is None else first_margin
+        c1 = checkpoints if first_checkpoints is None else first_checkpoints
+        first_train = jackknife(train_data, dev_data, options, first_order, folds, m1, c1, table, log)
+        first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], m1,
+                                     checkpoints=checkpoint_schedule(c1))
         opts = deepcopy(options)
         opts.order = "given"
         second_result = train_tagger(train_data, dev_data, opts, order=second_pass_order(first_order),
@@ -281,11 +310,14 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     elif (Path(out) / SECOND_DIR).exists():
         import shutil
         shutil.rmtree(Path(out) / SECOND_DIR)
-    scores = dev_scores(result.model, dev, margin, checkpoints, second)
+    scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints)
     scores["dev_joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
     config = {
         "stage": "pos", "arch": ARCH,
-        "model": {"margin": margin, "checkpoints": checkpoints, "templates": len(result.model.templates),
+        "model": {"margin": margin, "checkpoints": checkpoints,
+                  "first_margin": None if second is None else first_margin,
+                  "first_checkpoints": None if second is None else first_checkpoints,
+                  "templates": len(result.model.templates),
                   "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
                   "second": None if second is None else SECOND_DIR,
                   "second_templates": None if second is None else len(second.templates)},
@@ -334,6 +366,10 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
               "(default: the package's).")
 @click.option("--glove-top", type=int, default=100000, show_default=True,
               help="Most frequent GloVe words clustered (besides the training words).")
+@click.option("--first-margin", type=float, default=None, metavar="m1",
+              help="Two-pass models: the first pass's default margin (default: --margin).")
+@click.option("--first-checkpoints", default=None, metavar="S1",
+              help="Two-pass models: the first pass's default checkpoints (default: --checkpoints).")
 @click.option("--two-pass", is_flag=True, help="Add a second pass whose templates also read the first pass's "
               "tags (right context included), trained on first-pass tags jackknifed over --folds folds.")
 @click.option("--folds", type=int, default=2, show_default=True, help="Jackknife folds of --two-pass.")
@@ -343,7 +379,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
 @click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
 def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
                   order_from: Optional[str], train_margin: float, margin: Optional[float],
-                  checkpoints: Optional[str], epochs: int,
+                  checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
+                  epochs: int,
                   lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
                   wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
                   glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float, seed: int,
@@ -364,8 +401,11 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
         raise NlpipeError("--two-pass does not combine with --mode fixed (fixed rows compare first-pass prefixes)")
     if templates is not None:
         options.templates = read_templates(templates)
+    if (first_margin is not None or first_checkpoints is not None) and not two_pass:
+        raise NlpipeError("--first-margin and --first-checkpoints need --two-pass")
     try:
         checkpoint_schedule(checkpoints)
+        checkpoint_schedule(first_checkpoints)
     except ValueError as e:
         raise NlpipeError(str(e)) from None
     start = time.time()
@@ -376,11 +416,15 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
     try:
         config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
                              glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors, checkpoints=checkpoints,
-                             two_pass=two_pass, folds=folds, prune=prune)
+                             two_pass=two_pass, folds=folds, prune=prune, first_margin=first_margin,
+                             first_checkpoints=first_checkpoints)
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
     sc = config["training"]["scores"]
+    first = "" if first_margin is None and first_checkpoints is None else (
+        f"; first pass: margin {margin if first_margin is None else first_margin}, "
+        f"checkpoints {(checkpoints if first_checkpoints is None else first_checkpoints) or 'all'}")
     log(f"saved {out}: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin}, "
-        f"checkpoints {checkpoints or 'all'})")
+        f"checkpoints {checkpoints or 'all'}{first})")
     if as_json:
         click.echo(json.dumps(config))
