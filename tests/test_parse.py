@@ -122,6 +122,18 @@ def test_padded_batch_equals_each_sentence_alone(model_dir):
         assert np.allclose(alone[2], t[2], atol=1e-5)
 
 
+def test_batches_in_worker_threads_give_the_same_output(model_dir):
+    """Several small batches parsed by two worker threads come back in order, equal to one at a time,
+    and torch's own thread count is restored afterwards."""
+    text = (TREEBANK + INPUT) * 5
+    threads = torch.get_num_threads()
+    one = load_stage("parse", str(model_dir), workers=1, batch_tokens=12, probs=True)
+    two = load_stage("parse", str(model_dir), workers=2, batch_tokens=12, probs=True)
+    assert two.workers == 2
+    assert to_string(list(two.annotate(parse_string(text)))) == to_string(list(one.annotate(parse_string(text))))
+    assert torch.get_num_threads() == threads
+
+
 def test_untrained_model_still_gives_trees(tmp_path):
     vocab = P.build_vocab([P._example(s, "", True) for s in parse_string(TREEBANK)], [], 0)
     model = P.BiaffineModel(vocab, TINY)  # zero biaffine weights: every head scores the same
