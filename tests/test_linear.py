@@ -278,6 +278,25 @@ def test_per_type_scoring_equals_per_token_scoring(dynamic_model, margin, checkp
     assert by_type[0].tolist() == by_token[0].tolist() and by_type[1].tolist() == by_token[1].tolist()
 
 
+@pytest.mark.parametrize("margin,checkpoints", [(0.0, (1, 3)), (0.5, (2, 4)), (1.0, (2,)), (1e9, (1, 2))])
+def test_grouped_first_checkpoint_equals_per_token_scoring(dynamic_model, margin, checkpoints, monkeypatch):
+    """Tokens sharing the weight rows of the templates before the first checkpoint are scored once
+    per combination (dfs._grouped_lead); the tags and templates used are those of token-by-token scoring."""
+    from nlpipe.linear import dfs
+
+    forms = ([s[0] for s in TOY] + [["Can", "we", "fish", "fish", "?"], ["the", "the", "dog"]]) * 6
+    layout, atoms = dynamic_model.layout(forms)
+    layout.type_atoms = None            # no per-type block: the grouped step applies
+    calls = []
+    grouped_lead = dfs._grouped_lead
+    monkeypatch.setattr(dfs, "_grouped_lead", lambda *a: calls.append(grouped_lead(*a)) or calls[-1])
+    grouped = tag(dynamic_model, layout, atoms, margin, None, checkpoints)
+    assert calls and calls[0] is not None
+    monkeypatch.setattr(dfs, "_grouped_lead", lambda *a: None)
+    by_token = tag(dynamic_model, layout, atoms, margin, None, checkpoints)
+    assert grouped[0].tolist() == by_token[0].tolist() and grouped[1].tolist() == by_token[1].tolist()
+
+
 def _toy_rows(seed: int = 0):
     """Random examples over 3 templates whose first row id decides the label (label = row % 4)."""
     rng = np.random.default_rng(seed)

@@ -102,7 +102,21 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         s = np.take(su, tslot[type_of[act]], axis=0)
 
     # Phase 1: the other templates before the first tag-history template, for every token at once.
-    for step, j in enumerate(rest, start=len(block)):
+    start = len(block)
+    if s is None and margin is not None and checkpoints is not None:
+        grouped = _grouped_lead(model, rest, test, k, atoms, tags, ga, first, margin)
+        if grouped is not None:
+            c1, fin, arg, s = grouped
+            done = act[fin]
+            pred[done] = arg[fin]
+            used[done] = c1
+            tags[ga[fin]] = arg[fin]
+            keep = ~fin
+            act, ga = act[keep], ga[keep]
+            if len(act) == 0:
+                return pred, used
+            rest, start = rest[c1:], c1
+    for step, j in enumerate(rest, start=start):
         w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga, first), axis=0)  # take: 2x faster than []
         if s is None:
             s = w
@@ -178,6 +192,40 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             tags[ga] = p
             final[ga] = True
     return pred, used
+
+
+def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: int, atoms: np.ndarray,
+                  tags: np.ndarray, ga: np.ndarray, first: Optional[np.ndarray], margin: float
+                  ) -> Optional[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The templates up to the first checkpoint, scored once per distinct combination of their
+    weight rows when the combinations are few (e.g. the first-pass tag templates that open a second
+    pass: a token's scores there depend only on the tags around it).
+
+    Returns (templates used, tokens whose margin holds, their argmax, the scores of the others), or
+    None when the per-token loop is as cheap (no checkpoint in reach, or most combinations distinct).
+    """
+    c1 = next((c for c in range(1, len(rest) + 1) if test[c]), 0)
+    if c1 == 0 or c1 >= k:
+        return None
+    lead = rest[:c1]
+    rows = [model.token_rows(j, atoms, tags, ga, first) for j in lead]
+    combo = rows[0].astype(np.int64)
+    bound = len(model.keys[lead[0]]) + 1      # combinations so far (Python int: exact)
+    for j, r in zip(lead[1:], rows[1:]):
+        n_rows = len(model.keys[j]) + 1
+        bound *= n_rows
+        if bound >= 1 << 62:
+            return None
+        combo = combo * n_rows + r
+    uniq, rep, inv = np.unique(combo, return_index=True, return_inverse=True)
+    if 2 * len(uniq) > len(combo):
+        return None
+    gs = np.take(model.weights[lead[0]], rows[0][rep], axis=0)
+    for j, r in zip(lead[1:], rows[1:]):
+        gs += np.take(model.weights[j], r[rep], axis=0)
+    gfin, garg = margin_stops(gs, margin)
+    fin = gfin[inv]
+    return c1, fin, garg[inv], np.take(gs, inv[~fin], axis=0)
 
 
 def tag_sentences(model: TemplatedModel, sentences: List[List[str]], margin: Optional[float] = None,
