@@ -145,6 +145,14 @@ def test_save_load_round_trip(dynamic_model, tmp_path):
         assert tag_sentences(loaded, forms, margin)[1].tolist() == tag_sentences(dynamic_model, forms, margin)[1].tolist()
 
 
+def test_loading_shares_equal_attributes_only(dynamic_model, tmp_path):
+    dynamic_model.save(tmp_path / "a")
+    first = TemplatedModel.load(tmp_path / "a")
+    assert TemplatedModel.load(tmp_path / "a", attributes=first.attributes).attributes is first.attributes
+    other = Attributes(first.attributes.vocabs, {"fish": "NOUN"})
+    assert TemplatedModel.load(tmp_path / "a", attributes=other).attributes is not other
+
+
 def test_truncated_or_corrupt_files_raise_model_error(dynamic_model, tmp_path):
     dynamic_model.save(tmp_path)
     weights = (tmp_path / "weights.npz").read_bytes()

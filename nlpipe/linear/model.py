@@ -133,9 +133,12 @@ class TemplatedModel:
             (model_dir / CLUSTERS_FILE).unlink()
 
     @classmethod
-    def load(cls, model_dir: Path, clusters: Optional[Clusters] = None) -> "TemplatedModel":
+    def load(cls, model_dir: Path, clusters: Optional[Clusters] = None,
+             attributes: Optional[Attributes] = None) -> "TemplatedModel":
         """Read a model written by :meth:`save`; ``clusters`` is the cluster table of a model saved
-        without its own; any damage raises :class:`ModelError`."""
+        without its own; ``attributes``, those of a model loaded before (a first tagging pass), are
+        shared when this model's are the same (one vocabulary in memory, one word-type cache);
+        any damage raises :class:`ModelError`."""
         model_dir = Path(model_dir)
         try:
             with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
@@ -143,7 +146,9 @@ class TemplatedModel:
             labels, names = vocab["labels"], vocab["templates"]
             if (model_dir / CLUSTERS_FILE).exists():
                 clusters = Clusters.load(model_dir / CLUSTERS_FILE)
-            attributes = Attributes.from_json(vocab["attributes"], clusters)
+            if attributes is None or vocab["attributes"] != attributes.to_json() \
+                    or attributes.clusters is not clusters:
+                attributes = Attributes.from_json(vocab["attributes"], clusters)
             keys, weights = load_tables(model_dir / WEIGHTS_FILE, len(names), len(labels))
             return cls(labels, attributes, names, keys, weights)
         except FileNotFoundError as e:

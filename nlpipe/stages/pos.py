@@ -54,8 +54,8 @@ class PosTagger:
             none = self.second.num_labels
             # first-pass label id -> second-pass label id (the padding id where it lacks the label)
             self._to_second = np.array([ids.get(l, none) for l in model.labels] + [none], dtype=np.int64)
-            self._same_attributes = (self.second.attributes.vocabs == model.attributes.vocabs
-                                     and self.second.attributes.amb == model.attributes.amb)
+            a1, a2 = model.attributes, self.second.attributes
+            self._same_attributes = a1 is a2 or (a1.vocabs == a2.vocabs and a1.amb == a2.amb)
         out = self.second if self.second is not None else model
         self.margin = _margin(margin)
         self.limit = limit
@@ -122,7 +122,8 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     second = None
     second_dir = config.get("model", {}).get("second")
     if second_dir:
-        second = TemplatedModel.load(Path(model_dir) / str(second_dir), model.attributes.clusters)
+        second = TemplatedModel.load(Path(model_dir) / str(second_dir), model.attributes.clusters,
+                                     model.attributes)
     for m in (model, second):
         if m is not None and (not m.labels or any(LABEL_SEP not in l for l in m.labels)):
             raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
