@@ -230,21 +230,33 @@ def train() -> None:
 @click.option("--margin", type=float, default=None,
               help="pos, transition parser: dynamic feature selection margin (default: the model's; "
                    "negative: every template).")
+@click.option("--checkpoints", default=None, metavar="S",
+              help="pos, transition parser: where the margin is tested (default: the model's).")
+@click.option("--first-margin", type=float, default=None, metavar="m1",
+              help="pos, two-pass models: the first pass's margin.")
+@click.option("--first-checkpoints", default=None, metavar="S1",
+              help="pos, two-pass models: the first pass's checkpoints.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
 @DEVICE
 def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], train_file: Optional[str],
-          scheme: str, gold_predicates: bool, gold_parse: bool, margin: Optional[float], as_json: bool,
-          device: str) -> None:
+          scheme: str, gold_predicates: bool, gold_parse: bool, margin: Optional[float],
+          checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
+          as_json: bool, device: str) -> None:
     """Score predictions (--pred) or a model (--model) against gold CoNLL-U."""
     from .evaluate import evaluate, summary
 
     if pred is not None and model is not None:
         raise NlpipeError("give either --pred or --model, not both")
-    if margin is not None and (pred is not None or stage not in ("pos", "parse")):
-        raise NlpipeError("--margin applies only to a pos or parse model that eval runs (not to ner, srl or --pred)")
+    options = {k: v for k, v in (("margin", margin), ("checkpoints", checkpoints), ("first_margin", first_margin),
+                                 ("first_checkpoints", first_checkpoints)) if v is not None}
+    for k in options:
+        flag = "--" + k.replace("_", "-")
+        allowed = ("pos",) if k.startswith("first_") else ("pos", "parse")
+        if pred is not None or stage not in allowed:
+            raise NlpipeError(f"{flag} applies only to a {' or '.join(allowed)} model that eval runs "
+                              "(not to other stages or --pred)")
     result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device,
-                      gold_predicates=gold_predicates, gold_parse=gold_parse,
-                      options={} if margin is None else {"margin": margin})
+                      gold_predicates=gold_predicates, gold_parse=gold_parse, options=options)
     click.echo(summary(result), err=True)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))

@@ -161,6 +161,12 @@ def test_eval_model_margin_goes_to_the_loader_and_templates_are_reported(monkeyp
     assert calls == [{"device": "cpu", "margin": 0.5}]
     assert r["margin"] == 0.5 and r["speed"]["mean_templates"] == 3.25
     assert "feature templates per word: 3.2" in err
+    calls.clear()
+    r, _ = cli_json(capsys, "pos", "--gold", f("pos_gold.conllu"), "--model", "m1", "--margin", "0.5",
+                    "--first-margin", "0.6", "--first-checkpoints", "2,4", "--checkpoints", "4")
+    assert calls == [{"device": "cpu", "margin": 0.5, "checkpoints": "4", "first_margin": 0.6,
+                      "first_checkpoints": "2,4"}]
+    assert (r["first_margin"], r["first_checkpoints"], r["checkpoints"]) == (0.6, "2,4", "4")
 
 
 def test_margin_is_refused_where_it_means_nothing(capsys):
@@ -169,6 +175,8 @@ def test_margin_is_refused_where_it_means_nothing(capsys):
     err = one_line_error(capsys, "pos", "--gold", f("pos_gold.conllu"), "--pred", f("pos_pred.conllu"),
                          "--margin", "1")
     assert "--margin" in err
+    err = one_line_error(capsys, "parse", "--gold", f("pos_gold.conllu"), "--model", "x", "--first-margin", "1")
+    assert "--first-margin applies only to a pos model" in err
 
 
 def test_strip_stage_columns():
