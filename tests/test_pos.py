@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from nlpipe.conllu_io import UPOS, XPOS, parse_string, to_string
-from nlpipe.errors import InputError, ModelError
+from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.stage import load_stage
 from nlpipe.stages import pos
 
@@ -323,6 +323,9 @@ def test_first_pass_settings(tmp_path):
     assert used(first_checkpoints="3")[0] == 3 + k2
     assert used(margin=0.0, checkpoints="1")[0] == 1 + 1        # both passes stop at their first template
     assert used(margin=0.0, checkpoints="1", first_checkpoints="2")[0] == 2 + 1
+    with pytest.raises(NlpipeError, match="--first-checkpoints: bad checkpoint schedule") as e:
+        load_stage("pos", str(out), first_checkpoints="2,x")
+    assert not isinstance(e.value, ModelError)
     r = CliRunner().invoke(pos.train_command, ["--train", str(f), "--dev", str(f), "--out", str(out),
                                                "--first-margin", "0.5", "--no-clusters"])
     assert r.exit_code != 0 and "--two-pass" in str(r.exception)

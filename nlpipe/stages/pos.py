@@ -127,6 +127,11 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     for m in (model, second):
         if m is not None and (not m.labels or any(LABEL_SEP not in l for l in m.labels)):
             raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
+    for flag, spec in (("--checkpoints", checkpoints), ("--first-checkpoints", first_checkpoints)):
+        try:
+            checkpoint_schedule(spec)       # a bad option is the caller's error, not the model's
+        except ValueError as e:
+            raise NlpipeError(f"{flag}: {e}") from None
     saved = config.get("model", {})
     # each setting: given for its pass, else given for both passes, else the model's for that pass
     if first_margin is None and margin is None:
