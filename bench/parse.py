@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.conllu_io import HEAD, read_file  # noqa: E402
 from nlpipe.evaluate import score, strip_stage  # noqa: E402
+from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
 
 def well_formed(sentences: List[Any]) -> int:
@@ -130,20 +131,15 @@ def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Pat
     margins: List[Any] = [None] + [float(m) for m in args.margins.split(",") if m.strip()]
     stages = [load_stage("parse", args.transition_model, margin=-1.0 if m is None else m, checkpoints=args.checkpoints)
               for m in margins]
-    # rounds interleave the settings, each run twice and timed the second time (warm caches), and
-    # each setting keeps its best round: the machine's speed drifts over minutes
-    secs, cpu, preds = [float("inf")] * len(margins), [float("inf")] * len(margins), [None] * len(margins)
-    for _ in range(args.repeat):
-        for i, stage in enumerate(stages):
-            list(stage.annotate(strip_stage("parse", tagged)))
-            sents = strip_stage("parse", tagged)
-            stage.templates_used = stage.actions = 0
-            t, c = time.perf_counter(), time.process_time()
-            preds[i] = list(stage.annotate(sents))
-            secs[i] = min(secs[i], time.perf_counter() - t)
-            cpu[i] = min(cpu[i], time.process_time() - c)    # one thread: CPU time is steadier under load
+    def setup(stage: Any) -> Any:
+        stage.templates_used = stage.actions = 0
+        return strip_stage("parse", tagged)
+
+    # CPU time too: with one thread it is steadier under load
+    best, preds = interleaved_best([(lambda st=st: setup(st), lambda sents, st=st: list(st.annotate(sents)))
+                                    for st in stages], args.repeat)
     rows: List[Dict[str, Any]] = []
-    for margin, stage, pred, sec, cs in zip(margins, stages, preds, secs, cpu):
+    for margin, stage, pred, (sec, cs) in zip(margins, stages, preds, best):
         s = score("parse", gold, pred)
         rows.append({"name": "full" if margin is None else f"margin {margin:g}", "margin": margin,
                      "las": round(s["las"], 2), "uas": round(s["uas"], 2),

@@ -7,10 +7,9 @@ and checkpointed (margin tested only after the template counts of --checkpoints)
 passes of a two-pass model set apart by --passes -- and NLTK's averaged perceptron trained on the
 same data (joint UPOS+XPOS labels). Columns: XPOS, UPOS, XPOS on words unseen in training, mean
 templates per word, tagging tokens/s (tagging only, this process on one core; wall clock and CPU
-time) and speed-ups over the full model (wall and CPU). Each row's time is its best of --repeat
-rounds in which every row is run twice and timed the second time (warm caches, as in a long
-stream of batches), so that drifts in the machine's speed hit all rows alike. Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models missing under --work are
-trained first (`nlpipe train pos` defaults plus --train-args).
+time) and speed-ups over the full model (wall and CPU). The rows are timed in interleaved rounds
+(timing.interleaved_best). Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models
+missing under --work are trained first (`nlpipe train pos` defaults plus --train-args).
 
     python bench/pos.py [--dynamic nlpipe/models/pos-ewt] [--work /tmp/nlpipe-bench-pos] [--json]
 """
@@ -34,6 +33,7 @@ sys.path.insert(0, str(REPO))
 from nlpipe.conllu_io import FORM, UPOS, XPOS, read_file  # noqa: E402
 from nlpipe.evaluate import score, strip_stage  # noqa: E402
 from nlpipe.stage import load_stage  # noqa: E402
+from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 
@@ -47,15 +47,12 @@ def train(out: Path, args: List[str], data: Dict[str, str], extra: List[str]) ->
     subprocess.run(cmd, check=True)
 
 
-def tag_once(tagger: Any, gold: list) -> tuple:
-    """(predicted sentences, wall seconds, CPU seconds) of one ``tagger.tag_batch`` pass over a
-    stripped copy of ``gold``."""
-    sents = strip_stage("pos", gold)
+def tag_all(tagger: Any, sents: list) -> list:
+    """Tag ``sents`` (stripped copies) with ``tagger.tag_batch``; return them."""
     tagger.templates_used = tagger.tokens_tagged = 0
-    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(0, len(sents), tagger.batch_sentences):
         tagger.tag_batch(sents[i:i + tagger.batch_sentences])
-    return sents, time.perf_counter() - t0, time.process_time() - c0
+    return sents
 
 
 def nltk_tagger(train_path: str) -> tuple:
@@ -69,13 +66,11 @@ def nltk_tagger(train_path: str) -> tuple:
     return tagger, time.perf_counter() - t0
 
 
-def nltk_once(tagger: Any, gold: list) -> tuple:
-    sents = strip_stage("pos", gold)
-    t0, c0 = time.perf_counter(), time.process_time()
+def nltk_all(tagger: Any, sents: list) -> list:
     for s in sents:
         for w, (_, label) in zip(s.words, tagger.tag([w[FORM] for w in s.words])):
             w[UPOS], w[XPOS] = label.split("\t", 1)
-    return sents, time.perf_counter() - t0, time.process_time() - c0
+    return sents
 
 
 def command_speed(model: str, test: str, repeat: int) -> float:
@@ -134,18 +129,18 @@ def main(argv: Optional[List[str]] = None) -> None:
     gold = list(read_file(test))
     train_forms = {w[FORM] for s in read_file(data["train"]) for w in s.words}
     tokens = sum(len(s.words) for s in gold)
-    # Every row is timed once per round, rounds interleaved, and keeps its best time: the machine's
-    # speed drifts over minutes, so rows timed one after another would not be comparable.
     rows: List[Dict[str, Any]] = []
-    timers: List[Any] = []
+    settings: List[Any] = []      # (setup, run) per row, timed by timing.interleaved_best
+    taggers: List[Any] = []
 
-    def add(name: str, once: Any, **extra: Any) -> None:
-        rows.append({"row": name, **extra})
-        timers.append(once)
+    def strip() -> list:
+        return strip_stage("pos", gold)
 
     def run(name: str, model: str, **options: Any) -> None:
         tagger = load_stage("pos", model, **options)
-        add(name, lambda: (*tag_once(tagger, gold), tagger.mean_templates))
+        rows.append({"row": name})
+        settings.append((strip, lambda sents: tag_all(tagger, sents)))
+        taggers.append(tagger)
 
     run("full", str(work / "full"), margin=-1)
     # the same model through the early-stopping loop with a margin nothing reaches: what the
@@ -171,20 +166,16 @@ def main(argv: Optional[List[str]] = None) -> None:
         run(name, model, margin=float(margin))
     if not a.no_nltk:
         nltk, train_s = nltk_tagger(data["train"])
-        add("NLTK averaged perceptron", lambda: (*nltk_once(nltk, gold), None), train_seconds=round(train_s, 1))
+        rows.append({"row": "NLTK averaged perceptron", "train_seconds": round(train_s, 1)})
+        settings.append((strip, lambda sents: nltk_all(nltk, sents)))
+        taggers.append(None)
 
-    best = [(float("inf"), float("inf"))] * len(rows)
-    for k in range(a.repeat):
-        for i, (r, once) in enumerate(zip(rows, timers)):
-            once()    # untimed: brings the row's model into the caches, as in a long stream of batches
-            pred, seconds, cpu, templates = once()
-            best[i] = (min(best[i][0], seconds), min(best[i][1], cpu))
-            if k == 0:
-                sc = score("pos", gold, pred, test, "<pred>", train_forms)
-                r.update(xpos=sc["xpos"], upos=sc["upos"], unseen_xpos=sc["unseen_xpos"], templates=templates)
-        print(f"  round {k + 1}/{a.repeat} done", file=sys.stderr, flush=True)
-    for r, (seconds, cpu) in zip(rows, best):
-        r["tokens_per_s"], r["cpu_tokens_per_s"] = tokens / seconds, tokens / cpu
+    best, preds = interleaved_best(settings, a.repeat)
+    for r, tagger, pred, (seconds, cpu) in zip(rows, taggers, preds, best):
+        sc = score("pos", gold, pred, test, "<pred>", train_forms)
+        r.update(xpos=sc["xpos"], upos=sc["upos"], unseen_xpos=sc["unseen_xpos"],
+                 templates=None if tagger is None else tagger.mean_templates,
+                 tokens_per_s=tokens / seconds, cpu_tokens_per_s=tokens / cpu)
     full_speed, full_cpu, loop_speed = rows[0]["tokens_per_s"], rows[0]["cpu_tokens_per_s"], rows[1]["tokens_per_s"]
     for r in rows:
         r["speedup"] = r["tokens_per_s"] / full_speed
