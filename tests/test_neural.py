@@ -168,3 +168,44 @@ def test_weight_average_follows_the_decay_and_swaps_back():
     assert torch.allclose(net.weight, torch.full((1, 2), 8.0))
     with pytest.raises(ValueError):
         WeightAverage(net, 1.0)
+
+
+def test_shared_dropout_drops_the_same_units_at_every_time_step():
+    from nlpipe.neural.parser_encoder import dropout
+
+    x = torch.ones(4, 30, 64)
+    torch.manual_seed(0)
+    y = dropout(x, 0.5, True, shared=True)
+    assert torch.equal(y, y[:, :1].expand_as(y))              # one mask per sequence
+    assert set(torch.unique(y).tolist()) == {0.0, 2.0}          # kept units rescaled by 1 / (1 - p)
+    assert not torch.equal(y[0], y[1])                          # but not one mask for the batch
+    word_by_word = dropout(x, 0.5, True)
+    assert not torch.equal(word_by_word, word_by_word[:, :1].expand_as(word_by_word))
+    assert torch.equal(dropout(x, 0.5, False, shared=True), x)   # identity at test time
+
+
+def test_biaffine_hyper_parameter_turns_on_shared_dropout_and_old_configs_keep_it_off():
+    from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel
+
+    vocab = {"words": ["a", "b"], "affixes": [], "upos": ["X"], "xpos": ["X"], "rels": ["root", "dep"]}
+    new = BiaffineModel(vocab, dict(DEFAULT_HYPER, hidden=8, arc_dim=8, rel_dim=4, layers=2))
+    old_hyper = {k: v for k, v in DEFAULT_HYPER.items() if k != "shared_dropout"}
+    old = BiaffineModel(vocab, dict(old_hyper, hidden=8, arc_dim=8, rel_dim=4, layers=2))
+    assert new.net.encoder.lstm.shared and new.net.arc_dep.shared
+    assert not old.net.encoder.lstm.shared and not old.net.rel_head.shared
+
+
+def test_adam_steps_like_the_default_implementation():
+    from nlpipe.neural.optim import adam
+
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(5, 3), torch.nn.Linear(5, 3)
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(7, 5)
+    opts = [adam(a.parameters(), 1e-2, (0.9, 0.9)), torch.optim.Adam(b.parameters(), lr=1e-2, betas=(0.9, 0.9))]
+    for _ in range(3):
+        for net, opt in zip((a, b), opts):
+            opt.zero_grad()
+            net(x).pow(2).sum().backward()
+            opt.step()
+    assert torch.allclose(a.weight, b.weight, atol=1e-6)

@@ -15,30 +15,35 @@ from torch import nn
 
 from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds, projective_mask, tree_mask
-from .parser_encoder import ParserEncoder
+from .parser_encoder import ParserEncoder, dropout
 
 # Arc scores of impossible heads (padding). Finite, so that chart gradients stay finite.
 MASKED = -1e9
 
 
 class MLP(nn.Module):
-    def __init__(self, in_dim: int, out_dim: int, dropout: float):
+    """Linear, leaky ReLU, dropout (one mask per sequence with ``shared``)."""
+
+    def __init__(self, in_dim: int, out_dim: int, dropout: float, shared: bool = False):
         super().__init__()
         self.linear = nn.Linear(in_dim, out_dim)
         self.dropout = dropout
+        self.shared = shared
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.dropout(F.leaky_relu(self.linear(x), 0.1), self.dropout, self.training)
+        return dropout(F.leaky_relu(self.linear(x), 0.1), self.dropout, self.training, self.shared)
 
 
 class BiaffineParser(nn.Module):
     def __init__(self, encoder: ParserEncoder, n_rels: int, arc_dim: int = 400, rel_dim: int = 100,
-                 dropout: float = 0.33, root_rel: int = 0):
+                 dropout: float = 0.33, root_rel: int = 0, shared_dropout: bool = False):
         super().__init__()
         self.encoder = encoder
         d = encoder.out_dim
-        self.arc_dep, self.arc_head = MLP(d, arc_dim, dropout), MLP(d, arc_dim, dropout)
-        self.rel_dep, self.rel_head = MLP(d, rel_dim, dropout), MLP(d, rel_dim, dropout)
+        self.arc_dep = MLP(d, arc_dim, dropout, shared_dropout)
+        self.arc_head = MLP(d, arc_dim, dropout, shared_dropout)
+        self.rel_dep = MLP(d, rel_dim, dropout, shared_dropout)
+        self.rel_head = MLP(d, rel_dim, dropout, shared_dropout)
         self.arc_w = nn.Parameter(torch.zeros(arc_dim, arc_dim))
         self.arc_b = nn.Parameter(torch.zeros(arc_dim))  # head prior: score of h being a head
         self.rel_w = nn.Parameter(torch.zeros(n_rels, rel_dim, rel_dim))

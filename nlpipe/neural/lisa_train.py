@@ -21,6 +21,7 @@ import torch
 from ..conllu_io import Sentence, read_file
 from ..errors import NlpipeError
 from .lisa import DEFAULTS, inverse_sqrt
+from .optim import adam
 
 
 def read_gold(path: str, max_len: int) -> List[Sentence]:
@@ -130,7 +131,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
         f"{len(vocab['words'])} words, {len(vocab['tags'])} tags, {len(vocab['roles'])} role labels; "
         f"{n_params} parameters")
-    opt = torch.optim.Adam(model.net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     rng = random.Random(seed)
     lengths = [len(e.forms) for e in train_ex]
     batches = length_batches(lengths, batch_tokens)

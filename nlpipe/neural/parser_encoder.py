@@ -57,6 +57,17 @@ def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[
     return {"words": wid, "shapes": shp, "affixes": aff, "upos": up, "xpos": xp}
 
 
+def dropout(x: torch.Tensor, p: float, training: bool, shared: bool = False) -> torch.Tensor:
+    """Dropout; with ``shared``, one mask per sequence of ``x [batch, time, dim]`` drops the same units
+    at every time step (Dozat & Manning's recurrent dropout). It also draws ``time`` times fewer random
+    numbers, which on CPU is a tenth of a training step."""
+    if not training or p <= 0:
+        return x
+    if not shared or x.dim() != 3:
+        return F.dropout(x, p, True)
+    return x * (x.new_empty(x.shape[0], 1, x.shape[2]).bernoulli_(1 - p) / (1 - p))
+
+
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each sequence of ``x [batch, time, dim]`` within its length (padding stays put)."""
     t = torch.arange(x.shape[1], device=x.device)[None, :]
@@ -68,21 +79,23 @@ class BiLSTMStack(nn.Module):
     """Stacked BiLSTM over padded batches without packing (packed sequences are slow on CPU).
 
     The forward direction is unaffected by padding at the end; the backward one runs forward over
-    each sequence reversed within its length. Dropout between layers.
+    each sequence reversed within its length. Dropout between layers (one mask per sequence with
+    ``shared``).
     """
 
-    def __init__(self, in_dim: int, hidden: int, layers: int, dropout: float):
+    def __init__(self, in_dim: int, hidden: int, layers: int, dropout: float, shared: bool = False):
         super().__init__()
         dims = [in_dim] + [2 * hidden] * (layers - 1)
         self.fwd = nn.ModuleList(nn.LSTM(d, hidden, batch_first=True) for d in dims)
         self.bwd = nn.ModuleList(nn.LSTM(d, hidden, batch_first=True) for d in dims)
         self.dropout = dropout
+        self.shared = shared
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``[batch, time, in_dim] -> [batch, time, 2 * hidden]``."""
         for k, (f, b) in enumerate(zip(self.fwd, self.bwd)):
             if k:
-                x = F.dropout(x, self.dropout, self.training)
+                x = dropout(x, self.dropout, self.training, self.shared)
             hf, _ = f(x)
             hb, _ = b(reverse_padded(x, lengths))
             x = torch.cat([hf, reverse_padded(hb, lengths)], -1)
@@ -90,19 +103,23 @@ class BiLSTMStack(nn.Module):
 
 
 class ParserEncoder(nn.Module):
-    """Embeddings of words, shapes, affixes and tags, concatenated, through a multi-layer BiLSTM."""
+    """Embeddings of words, shapes, affixes and tags, concatenated, through a multi-layer BiLSTM.
+
+    ``shared_dropout`` uses one dropout mask per sentence inside and after the BiLSTM; the embeddings
+    are always dropped word by word."""
 
     def __init__(self, n_words: int, n_affixes: int, n_upos: int, n_xpos: int, word_dim: int = 50,
                  shape_dim: int = 8, affix_dim: int = 50, tag_dim: int = 32, hidden: int = 200,
                  layers: int = 3, dropout: float = 0.33, word_dropout: float = 0.2,
-                 tag_dropout: float = 0.2):
+                 tag_dropout: float = 0.2, shared_dropout: bool = False):
         super().__init__()
         self.tokens = TokenEmbedding(n_words, word_dim, shape_dim, word_dropout)
         self.affixes = nn.EmbeddingBag(n_affixes, affix_dim, mode="sum", padding_idx=0)
         self.upos = nn.Embedding(n_upos, tag_dim, padding_idx=0)
         self.xpos = nn.Embedding(n_xpos, tag_dim, padding_idx=0)
         in_dim = self.tokens.dim + affix_dim + 2 * tag_dim
-        self.lstm = BiLSTMStack(in_dim, hidden, layers, dropout)
+        self.lstm = BiLSTMStack(in_dim, hidden, layers, dropout, shared_dropout)
+        self.shared_dropout = shared_dropout
         self.dropout = dropout
         self.tag_dropout = tag_dropout
         self.out_dim = 2 * hidden
@@ -120,4 +137,4 @@ class ParserEncoder(nn.Module):
         x = torch.cat([self.tokens(words, shapes), aff, self.upos(upos), self.xpos(xpos)], dim=-1)
         x = F.dropout(x, self.dropout, self.training)
         h = self.lstm(x, mask.sum(1))
-        return F.dropout(h, self.dropout, self.training)
+        return dropout(h, self.dropout, self.training, self.shared_dropout)

@@ -25,6 +25,7 @@ from torch import nn
 
 from ..conllu_io import read_file
 from ..errors import NlpipeError
+from .optim import adam
 from .segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
     labelled_paragraphs, learn_multiwords
 from .segmenter_numpy import SegmenterInference
@@ -179,7 +180,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
         f"{len(multiwords)} multiword forms; receptive field {radius} each side")
 
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))
     loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
     # the model kept and evaluated is an exponential moving average of the weights (steadier dev scores)

@@ -18,6 +18,7 @@ from ..batching import length_batches
 from ..decode import chain
 from ..metrics import span_scores
 from .features import N_AFFIXES, AffixVocab, Vocab, shape_ids
+from .optim import adam
 from .tagger import NeuralTagger
 
 
@@ -117,7 +118,7 @@ def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev:
     rng = random.Random(seed)
     label_index = {t: i for i, t in enumerate(model.labels)}
     model.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.9))
+    opt = adam(model.parameters(), lr=lr, betas=(0.9, 0.9))
     gold = gold_sentences(dev)
     best: Dict[str, Any] = {"dev_f1": -1.0, "epoch": 0}
     best_state = copy.deepcopy(model.state_dict())

@@ -89,13 +89,16 @@ class BiaffineModel:
         self.xpos = make_vocab(vocab["xpos"])
         self.rels = list(vocab["rels"])
         self.rel_index = {r: i for i, r in enumerate(self.rels)}
+        shared = bool(hyper.get("shared_dropout", False))    # models trained before it existed: False
         encoder = ParserEncoder(len(self.words), len(self.affixes), len(self.upos), len(self.xpos),
                                 word_dim=hyper["word_dim"], shape_dim=hyper["shape_dim"],
                                 affix_dim=hyper["affix_dim"], tag_dim=hyper["tag_dim"],
                                 hidden=hyper["hidden"], layers=hyper["layers"], dropout=hyper["dropout"],
-                                word_dropout=hyper["word_dropout"], tag_dropout=hyper["tag_dropout"])
+                                word_dropout=hyper["word_dropout"], tag_dropout=hyper["tag_dropout"],
+                                shared_dropout=shared)
         self.net = BiaffineParser(encoder, len(self.rels), arc_dim=hyper["arc_dim"], rel_dim=hyper["rel_dim"],
-                                  dropout=hyper["dropout"], root_rel=self.rel_index.get("root", 0))
+                                  dropout=hyper["dropout"], root_rel=self.rel_index.get("root", 0),
+                                  shared_dropout=shared)
         self.device = torch.device(device)
         self.net.to(self.device)
 
@@ -411,6 +414,7 @@ def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any,
 DEFAULT_HYPER: Dict[str, Any] = {
     "word_dim": 50, "shape_dim": 8, "affix_dim": 50, "tag_dim": 32, "hidden": 200, "layers": 3,
     "arc_dim": 400, "rel_dim": 100, "dropout": 0.33, "word_dropout": 0.2, "tag_dropout": 0.2,
+    "shared_dropout": True,
 }
 
 
@@ -479,6 +483,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     import torch
 
     from ..neural.embeddings import load_glove
+    from ..neural.optim import adam
 
     torch.manual_seed(seed)
     random.seed(seed)
@@ -499,7 +504,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     n_params = sum(p.numel() for p in model.net.parameters())
     log.write(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} in GloVe), "
               f"{len(vocab['rels'])} labels, {n_params} parameters\n")
-    opt = torch.optim.Adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
+    opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
     average = WeightAverage(model.net, ema) if ema > 0 else None
     batches = length_batches([len(e.forms) + 1 for e in train_ex], batch_tokens)  # + the root

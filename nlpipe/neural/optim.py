@@ -1,0 +1,19 @@
+"""The Adam optimiser every neural stage trains with."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Tuple
+
+
+def adam(params: Iterable[Any], lr: float, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> Any:
+    """``torch.optim.Adam``, fused into one kernel per step where this torch has it for CPU (2.4 on).
+
+    On CPU the fused step is about a fifth of the time of the default one, which with a small
+    network is a tenth of a training step. Older torch versions get the default implementation.
+    """
+    import torch
+
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, betas=betas, eps=eps, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr, betas=betas, eps=eps)
