@@ -36,7 +36,7 @@ def _replay(trees):
         a = oracle.actions(active)
         counts["illegal"] += int((~cfg.legal(active)[np.arange(len(a)), a]).sum())
         counts["swap"] += int((a == SWAP).sum())
-        cfg.apply(active, a)
+        oracle.attached(cfg.apply(active, a))
         active = cfg.unfinished(active)
     return cfg.trees(), counts
 
@@ -71,6 +71,73 @@ def test_random_legal_actions_always_give_one_rooted_tree(seed):
         assert len(heads) == n and is_tree(np.array([0] + heads))
         assert [l for h, l in zip(heads, labels) if h == 0] == [LABELS.index("root")]
         assert all(l != LABELS.index("root") for h, l in zip(heads, labels) if h != 0)
+
+
+def _run(heads, labels, actions):
+    """Take ``actions`` (None: the oracle's) on one sentence; return its tree."""
+    cfg = Configurations([len(heads)], len(LABELS), LABELS.index("root"))
+    oracle = Oracle(cfg, [heads], [labels])
+    c = np.array([0])
+    for a in actions:
+        legal = cfg.legal(c)
+        a = oracle.actions(c, legal)[0] if a is None else a
+        assert legal[0, a]
+        oracle.attached(cfg.apply(c, np.array([a])))
+    while len(cfg.unfinished(c)):
+        oracle.attached(cfg.apply(c, oracle.actions(c, cfg.legal(c))))
+    return cfg.trees()[0]
+
+
+def test_oracle_after_an_early_shift_still_builds_the_gold_tree():
+    # "dog barks .": after SHIFT dog, SHIFT barks the gold action is LEFT (dog <- barks)
+    heads, labels = [2, 0, 2], [2, 5, 4]
+    assert _run(heads, labels, [SHIFT, SHIFT, SHIFT]) == (heads, labels)
+
+
+def test_oracle_after_a_costly_shift_loses_one_arc_only():
+    # "The dog barks .": shifting barks before The <- dog leaves The below dog; the oracle does not
+    # undo that with SWAPs, it loses that one arc (as arc-standard without SWAP would)
+    heads, labels = [2, 3, 0, 3], [1, 2, 5, 4]
+    built, built_labels = _run(heads, labels, [SHIFT, SHIFT, SHIFT])
+    assert sum(b != h for b, h in zip(built, heads)) == 1
+
+
+def test_oracle_sends_an_orphan_to_its_nearest_gold_ancestor_and_keeps_the_other_arcs():
+    heads, labels = [2, 3, 0, 3], [1, 2, 5, 4]
+    # attach dog to barks while The still waits for it: The loses its head and goes to barks, its
+    # grandparent; every other arc is still built
+    early_left = 2 + labels[1]                     # s1 (dog) <- s0 (barks)
+    built, built_labels = _run(heads, labels, [SHIFT, SHIFT, SHIFT, early_left])
+    assert built == [3, 3, 0, 3]
+    assert built_labels[1:] == labels[1:]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_oracle_answers_legally_from_wherever_random_actions_lead(seed):
+    rng = np.random.default_rng(seed)
+    trees = [(NONPROJ, [1, 2, 3, 5, 0, 1, 3, 3]), ([2, 0, 2], [1, 5, 4]), ([0], [5]),
+             ([3, 3, 0, 5, 3, 3], [1, 2, 5, 0, 3, 4])]
+    for heads, labels in trees:
+        for steps in range(0, 2 * len(heads) + 1, 2):
+            cfg = Configurations([len(heads)], len(LABELS), LABELS.index("root"))
+            oracle = Oracle(cfg, [heads], [labels])
+            c = np.array([0])
+            for _ in range(steps):
+                if not len(cfg.unfinished(c)):
+                    break
+                oracle.attached(cfg.apply(c, np.array([rng.choice(np.flatnonzero(cfg.legal(c)[0]))])))
+            taken = 0
+            while len(cfg.unfinished(c)):
+                legal = cfg.legal(c)
+                a = oracle.actions(c, legal)
+                assert legal[0, a[0]]
+                oracle.attached(cfg.apply(c, a))
+                taken += 1
+                assert taken < 10 * len(heads) + 10
+            built, built_labels = cfg.trees()[0]
+            assert is_tree(np.array([0] + built))
+            if steps == 0:
+                assert (built, built_labels) == (heads, labels)
 
 
 def test_swap_needs_s1_before_s0_and_root_arc_waits_for_the_empty_buffer():
@@ -188,17 +255,17 @@ def model_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("tp")
     (d / "train.conllu").write_text(TREEBANK * 3, encoding="utf-8")
     (d / "dev.conllu").write_text(TREEBANK, encoding="utf-8")
-    for name, mode in (("m", "dynamic"), ("mf", "full")):
-        opts = TrainOptions(mode=mode, epochs=20, lr=0.1, min_count=1, min_word=1, margin=0.5)
+    for name, mode, explore in (("m", "dynamic", 0.0), ("mf", "full", 0.0), ("mx", "dynamic+full", 0.9)):
+        opts = TrainOptions(mode=mode, epochs=20, lr=0.1, min_count=1, min_word=1, margin=0.5, explore=explore)
         P.train_transition(str(d / "train.conllu"), str(d / "dev.conllu"), str(d / name), opts, "gold", None,
                            log=open(os.devnull, "w"))
     return d
 
 
-@pytest.mark.parametrize("name,margin", [("m", 0.5), ("mf", None)])
+@pytest.mark.parametrize("name,margin", [("m", 0.5), ("mf", None), ("mx", None)])
 def test_training_fits_the_tiny_treebank(model_dir, name, margin):
-    """The prefix-trained model at its training margin and the full-trained one without a margin
-    both rebuild the training trees, the non-projective one included."""
+    """The prefix-trained model at its training margin, the full-trained one and the one trained with
+    exploration without a margin all rebuild the training trees, the non-projective one included."""
     config = read_config(model_dir / name, "parse")
     assert config["arch"] == "transition-dfs.v1"
     assert sorted(p.name for p in (model_dir / name).iterdir()) == ["config.json", "vocab.json", "weights.npz"]
@@ -211,6 +278,23 @@ def test_training_fits_the_tiny_treebank(model_dir, name, margin):
         assert stage.mean_templates < len(DEFAULT_TEMPLATES)
     else:
         assert stage.mean_templates == len(DEFAULT_TEMPLATES)
+
+
+def test_exploration_collects_only_configurations_off_the_gold_path(model_dir):
+    from nlpipe.transition.train import explore_examples
+
+    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in P.read_treebank(str(model_dir / "dev.conllu"))]
+    model = TransitionModel.load(model_dir / "mx")
+    rng = np.random.default_rng(0)
+    keys, gold, legal = explore_examples(model, trees, 0.0, rng)    # always the oracle: never off the path
+    assert len(gold) == 0 and keys.shape == (0, len(model.templates))
+    zero = TransitionModel(model.words, model.upos, model.xpos, model.labels, model.template_names, model.keys,
+                           [np.zeros_like(w) for w in model.weights])
+    keys, gold, legal = explore_examples(zero, trees, 1.0, rng)     # an untrained model errs at once
+    assert len(gold) > 0 and keys.shape == (len(gold), len(model.templates))
+    assert legal[np.arange(len(gold)), gold].all()
+    config = read_config(model_dir / "mx", "parse")
+    assert config["training"]["options"]["explore"] == 0.9
 
 
 def test_save_and_load_keep_the_model(model_dir, tmp_path):

@@ -11,7 +11,7 @@ also stays accurate when run with every template.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -42,6 +42,9 @@ def vocabulary(keys: np.ndarray, min_count: int) -> List[np.ndarray]:
 
 
 MODES = ("dynamic", "full", "dynamic+full")
+
+# training examples: weight rows [n, templates], gold labels [n], allowed labels [n, L] or None
+Examples = Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]
 
 
 def key_rows(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -77,7 +80,8 @@ class AdaGrad:
 def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: str = "dynamic",
         margin: float = 1.0, lr: float = 0.2, l2: float = 1e-5, epochs: int = 5, batch_size: int = 512,
         seed: int = 0, average_every: int = 0, allowed: Optional[np.ndarray] = None,
-        on_epoch: Optional[Callable[[int, float], None]] = None) -> None:
+        on_epoch: Optional[Callable[[int, float], None]] = None,
+        extra: Optional[Callable[[int], Optional[Examples]]] = None) -> None:
     """Train ``weights`` (one matrix per column of ``rows``, updated in place) on examples given by
     their weight rows (tokens for the tagger, parser configurations for the transition parser).
 
@@ -87,6 +91,8 @@ def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: 
     (Polyak averaging, which smooths the noise of the last updates); 0 leaves the last weights.
     ``on_epoch(epoch, loss)`` is called after every epoch with the weights in the state training
     would leave them (averaged, with ``average_every``).
+    ``extra(epoch)`` may return more examples ``(rows, gold, allowed)`` for that epoch only (the
+    transition parser's configurations off the gold path, which change as the weights do).
     """
     if mode not in MODES:
         raise ValueError(f"unknown training mode {mode!r} (one of {', '.join(MODES)})")
@@ -94,11 +100,14 @@ def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: 
     L = weights[0].shape[1]
     opt = AdaGrad(weights, lr, l2)
     rng = np.random.default_rng(seed)
-    n = len(gold)
+    base = (rows, gold, allowed)
     averaged = [w.copy() for w in weights] if average_every else None
     snapshots = 0
     steps = 0
     for epoch in range(epochs):
+        more = extra(epoch) if extra is not None else None
+        rows, gold, allowed = base if more is None else _joined(base, more)
+        n = len(gold)
         perm = rng.permutation(n)
         loss = 0.0
         for start in range(0, n, batch_size):
@@ -124,6 +133,13 @@ def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: 
     if averaged is not None and snapshots:
         for a, w in zip(averaged, weights):
             w[...] = a
+
+
+def _joined(a: Examples, b: Examples) -> Examples:
+    if (a[2] is None) != (b[2] is None):
+        raise ValueError("extra examples must give allowed labels exactly when the others do")
+    return (np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]),
+            None if a[2] is None else np.concatenate([a[2], b[2]]))
 
 
 def _step(opt: AdaGrad, rows: np.ndarray, y: np.ndarray, k: int, L: int, mode: str, margin: float,

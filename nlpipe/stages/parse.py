@@ -583,6 +583,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
               help="Transition: average weight snapshots taken every N mini-batches (0: no averaging).")
 @click.option("--min-count", default=2, show_default=True, help="Transition: feature keys seen fewer times "
               "in training share the unknown row.")
+@click.option("--explore", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Transition: also train on the configurations the parser's own mistakes lead to, taking its "
+              "own action with this probability and the oracle's otherwise (0: the gold path only).")
+@click.option("--explore-from", type=click.IntRange(min=2), default=2, show_default=True,
+              help="Transition: the first epoch that trains with exploration.")
 @click.option("--run-margin", type=float, default=None, help="Transition: the model's default margin for "
               "dynamic feature selection at parse time (default: every template).")
 @click.option("--run-checkpoints", default=None, help="Transition: the model's default margin-test schedule, "
@@ -596,7 +601,7 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
                   max_minutes: float, batch_tokens: int, lr: Optional[float], seed: int, threads: int, device: str,
                   glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
                   decay: float, ema: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
-                  run_margin: Optional[float], run_checkpoints: Optional[str], clusters_path: Optional[str],
+                  explore: float, explore_from: int, run_margin: Optional[float], run_checkpoints: Optional[str], clusters_path: Optional[str],
                   pos_source: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
     if parser == "transition":
@@ -604,7 +609,7 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
 
         options = TrainOptions(mode=mode, margin=margin, lr=0.02 if lr is None else lr, l2=l2,
                                epochs=8 if epochs is None else epochs, average_every=average_every,
-                               min_count=min_count, seed=seed)
+                               min_count=min_count, explore=explore, explore_from=explore_from, seed=seed)
         result = train_transition(train_path, dev_path, out_dir, options, pos_source, clusters_path,
                                   run_margin, run_checkpoints)
     else:

@@ -121,6 +121,16 @@ class TransitionModel:
         self._block = np.concatenate(self.weights) if block is None else block
         self._table = RowTable(self.keys, self._radix)
 
+    def full_scores(self, keys: np.ndarray) -> np.ndarray:
+        """Action scores [n, actions] of every template for the keys [n, templates] of n configurations."""
+        if self._table is None or self._block is None:
+            self.prepare()
+        assert self._table is not None and self._block is not None
+        out = np.zeros((len(keys), self._block.shape[1]), dtype=self._block.dtype)
+        for r in np.ascontiguousarray(self._table.rows(keys, slice(None)).T):
+            out += self._block[r]
+        return out
+
     # -- parsing -------------------------------------------------------------------------------
 
     def parse(self, sentences: Sequence[Words], margin: Optional[float] = None,

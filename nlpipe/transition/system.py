@@ -13,7 +13,7 @@ s0..s2 and b0..b2 are plain fancy indexing.
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -143,8 +143,9 @@ class Configurations:
 
     # -- changing it -------------------------------------------------------------------------
 
-    def apply(self, c: np.ndarray, actions: np.ndarray) -> None:
-        """Apply one (legal) action per configuration in ``c``."""
+    def apply(self, c: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Apply one (legal) action per configuration in ``c``; returns the words (flat indices) that
+        got their head."""
         R = self.R
         sp, bp = self.sp[c], self.bp[c]
         s0, s1 = self.stack[c, sp - 1], self.stack[c, sp - 2]
@@ -173,6 +174,7 @@ class Configurations:
             cs = c[right]
             self._attach(s1[right], s0[right], actions[right] - 2 - R)
             self.sp[cs] -= 1
+        return np.concatenate([s1[left], s0[right]])
 
     def _attach(self, h: np.ndarray, d: np.ndarray, labels: np.ndarray) -> None:
         # one arc per configuration, so the heads in ``h`` are distinct and plain assignment is safe
@@ -211,36 +213,95 @@ class Configurations:
 
 
 class Oracle:
-    """Static oracle for arc-standard with eager SWAP: LEFT or RIGHT when the dependent has all its
-    dependents, SWAP when s0 precedes s1 in the projective order, else SHIFT."""
+    """Oracle for arc-standard with eager SWAP: LEFT or RIGHT when the dependent has all its
+    dependents, SWAP when s0 precedes s1 in the projective order, else SHIFT.
+
+    On the gold path this is the static oracle. It also answers in configurations that earlier
+    wrong actions reached (training with exploration), aiming at the best tree still reachable:
+    each word keeps a *target* head, its gold head while that word is still unattached; a word whose
+    target got attached (so can take no more dependents) aims at that word's own target instead, its
+    nearest gold ancestor still there. A word is ready to attach once no unattached word aims at it.
+    Call :meth:`attached` after every step so that the targets follow. Where the rule picks an
+    action the configuration may not take, :meth:`actions` with ``legal`` picks the legal action
+    that loses the fewest target arcs. Off the gold path this is an approximation: a word shifted
+    too early is not moved back with SWAPs, so the oracle then loses what arc-standard without SWAP
+    would lose.
+    """
 
     def __init__(self, cfg: Configurations, heads: Sequence[Sequence[int]], labels: Sequence[Sequence[int]]):
         T = cfg.size
         self.cfg = cfg
-        self.ghead = np.full(T, -1, dtype=np.int64)
+        self.target = np.zeros(T, dtype=np.int64)       # 0 (NULL) for NULL and the roots
         self.glabel = np.zeros(T, dtype=np.int64)
         self.proj = np.zeros(T, dtype=np.int64)
-        self.kids = np.zeros(T, dtype=np.int64)
         for b, (h, l) in enumerate(zip(heads, labels)):
             base = int(cfg.base[b])
             n = len(h)
             idx = np.arange(base + 1, base + 1 + n)
-            self.ghead[idx] = base + np.asarray(h, dtype=np.int64)
+            self.target[idx] = base + np.asarray(h, dtype=np.int64)
             self.glabel[idx] = l
             self.proj[base:base + n + 1] = projective_order(h)
-            np.add.at(self.kids, base + np.asarray(h, dtype=np.int64), 1)
+        self.waiting = np.bincount(self.target, minlength=T)    # unattached words aiming at each word
+        self.waiting[0] = 0
+        self._gone = np.zeros(T, dtype=bool)
 
-    def actions(self, c: np.ndarray) -> np.ndarray:
-        """The gold action of each configuration in ``c``."""
+    def actions(self, c: np.ndarray, legal: Optional[np.ndarray] = None) -> np.ndarray:
+        """The oracle action of each configuration in ``c``; with ``legal`` (:meth:`Configurations.legal`
+        of ``c``) every answer is legal."""
         cfg, R = self.cfg, self.cfg.R
         ns = cfg.sp[c] - PAD
         s0, s1 = cfg.stack_item(c, 0), cfg.stack_item(c, 1)
-        done = cfg.nl + cfg.nr
+        target, waiting = self.target, self.waiting
         out = np.full(len(c), SHIFT, dtype=np.int64)
         swap = (ns >= 3) & (self.proj[s0] < self.proj[s1])
         out[swap] = SWAP
-        right = (ns >= 2) & (self.ghead[s0] == s1) & (done[s0] == self.kids[s0])
+        right = (ns >= 2) & (target[s0] == s1) & (waiting[s0] == 0)
         out[right] = 2 + R + self.glabel[s0[right]]
-        left = (ns >= 3) & (self.ghead[s1] == s0) & (done[s1] == self.kids[s1])
+        left = (ns >= 3) & (target[s1] == s0) & (waiting[s1] == 0)
         out[left] = 2 + self.glabel[s1[left]]
+        if legal is not None:
+            bad = np.flatnonzero(~legal[np.arange(len(c)), out])
+            if len(bad):
+                out[bad] = self._repair(s0[bad], s1[bad], legal[bad])
         return out
+
+    def _repair(self, s0: np.ndarray, s1: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """Legal actions for configurations whose rule action is illegal: SHIFT when it may, else the
+        arc that loses the fewest target arcs (with the dependent's gold label where that is legal),
+        else the first legal action."""
+        R = self.cfg.R
+        target, waiting = self.target, self.waiting
+        rows = np.arange(len(s0))
+        out = legal.argmax(axis=1)
+        arcs = []
+        for base, dep, head in ((2, s1, s0), (2 + R, s0, s1)):
+            cost = (target[dep] != head).astype(np.int64) + waiting[dep]
+            a = base + self.glabel[dep]
+            ok = legal[rows, a]
+            # the gold label may be ruled out (root vs. not root): any legal label of that direction
+            block = legal[:, base:base + R]
+            a = np.where(ok, a, base + block.argmax(axis=1))
+            arcs.append((np.where(block.any(axis=1), cost, np.iinfo(np.int64).max), a))
+        (cl, al), (cr, ar) = arcs
+        has_arc = np.minimum(cl, cr) < np.iinfo(np.int64).max
+        out[has_arc] = np.where(cl <= cr, al, ar)[has_arc]
+        shift = legal[:, SHIFT]
+        out[shift] = SHIFT
+        return out
+
+    def attached(self, deps: np.ndarray) -> None:
+        """Update the targets after arcs gave the (flat) words ``deps`` their heads."""
+        if not len(deps):
+            return
+        target, waiting, gone = self.target, self.waiting, self._gone
+        t = target[deps]
+        np.subtract.at(waiting, t, 1)
+        orphans = np.flatnonzero(waiting[deps] > 0)
+        if len(orphans):
+            # words that aimed at a word now attached aim at that word's own target
+            gone[deps[orphans]] = True
+            moved = np.flatnonzero(gone[target] & (self.cfg.head == -1))
+            gone[deps[orphans]] = False
+            target[moved] = target[target[moved]]
+            np.add.at(waiting, target[moved], 1)
+            waiting[deps[orphans]] = 0

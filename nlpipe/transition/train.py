@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -39,6 +39,8 @@ class TrainOptions:
     average_every: int = 20
     min_count: int = 2              # feature keys seen fewer times share the unknown row
     min_word: int = 2               # words seen fewer times are UNK
+    explore: float = 0.0            # > 0: also train on the parser's own paths, following it this often
+    explore_from: int = 2           # the first epoch (1-based) that does
     seed: int = 0
     templates: List[str] = field(default_factory=lambda: list(DEFAULT_TEMPLATES))
 
@@ -51,20 +53,26 @@ def build_vocab(trees: Sequence[Tree], min_word: int) -> Dict[str, List[str]]:
             "labels": labels}
 
 
+def _batches(model: TransitionModel, trees: Sequence[Tree], batch: int
+             ) -> Iterator[Tuple[Configurations, np.ndarray, Oracle]]:
+    """Initial configurations, token attributes and oracle of the non-empty trees, ``batch`` trees
+    of similar length at a time."""
+    label_ids = {l: i for i, l in enumerate(model.labels)}
+    order = sorted(range(len(trees)), key=lambda i: len(trees[i][0]))
+    for start in range(0, len(order), batch):
+        chunk = [trees[i] for i in order[start:start + batch] if len(trees[i][0])]
+        if chunk:
+            cfg = Configurations([len(t[0]) for t in chunk], len(model.labels), model.root_label)
+            tokens = model.token_matrix([(t[0], t[1], t[2]) for t in chunk], cfg)
+            yield cfg, tokens, Oracle(cfg, [t[3] for t in chunk], [[label_ids[l] for l in t[4]] for t in chunk])
+
+
 def oracle_examples(model: TransitionModel, trees: Sequence[Tree], batch: int = 1000
                     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(keys [N, templates], gold actions [N], legal actions [N, classes]) of every configuration
     the static oracle visits."""
-    label_ids = {l: i for i, l in enumerate(model.labels)}
-    order = sorted(range(len(trees)), key=lambda i: len(trees[i][0]))
     keys, gold, legal = [], [], []
-    for start in range(0, len(order), batch):
-        chunk = [trees[i] for i in order[start:start + batch] if len(trees[i][0])]
-        if not chunk:
-            continue
-        cfg = Configurations([len(t[0]) for t in chunk], len(model.labels), model.root_label)
-        tokens = model.token_matrix([(t[0], t[1], t[2]) for t in chunk], cfg)
-        oracle = Oracle(cfg, [t[3] for t in chunk], [[label_ids[l] for l in t[4]] for t in chunk])
+    for cfg, tokens, oracle in _batches(model, trees, batch):
         active = cfg.active()
         while len(active):
             keys.append(model.plan.keys(cfg, tokens, active))
@@ -74,8 +82,40 @@ def oracle_examples(model: TransitionModel, trees: Sequence[Tree], batch: int = 
                 raise ValueError("the oracle chose an illegal action (a gold tree the system cannot build)")
             gold.append(a)
             legal.append(ok)
-            cfg.apply(active, a)
+            oracle.attached(cfg.apply(active, a))
             active = cfg.unfinished(active)
+    return np.concatenate(keys), np.concatenate(gold), np.concatenate(legal)
+
+
+def explore_examples(model: TransitionModel, trees: Sequence[Tree], follow: float, rng: np.random.Generator,
+                     batch: int = 1000) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keys, oracle actions, legal actions) of the configurations off the gold path that parsing
+    the training trees reaches when it takes the model's own action with probability ``follow`` and
+    the oracle's otherwise (training with exploration, Goldberg & Nivre 2012). The oracle answers
+    for the best tree still reachable (:class:`~nlpipe.transition.system.Oracle`); configurations
+    still on the gold path are left out, since the static oracle already gave them."""
+    keys, gold, legal = [], [], []
+    C = model.num_actions
+    for cfg, tokens, oracle in _batches(model, trees, batch):
+        off = np.zeros(len(cfg.lengths), dtype=bool)
+        active = cfg.active()
+        while len(active):
+            k = model.plan.keys(cfg, tokens, active)
+            ok = cfg.legal(active)
+            a = oracle.actions(active, ok)
+            seen = off[active]
+            if seen.any():
+                keys.append(k[seen])
+                gold.append(a[seen])
+                legal.append(ok[seen])
+            scores = model.full_scores(k)
+            scores[~ok] = -np.inf
+            take = np.where(rng.random(len(active)) < follow, scores.argmax(axis=1), a)
+            off[active[take != a]] = True
+            oracle.attached(cfg.apply(active, take))
+            active = cfg.unfinished(active)
+    if not gold:
+        return (np.zeros((0, len(model.templates)), np.int64), np.zeros(0, np.int64), np.zeros((0, C), bool))
     return np.concatenate(keys), np.concatenate(gold), np.concatenate(legal)
 
 
@@ -110,12 +150,20 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
     history: List[Dict[str, object]] = []
     best: Dict[str, object] = {"las": -1.0}
     best_weights: List[np.ndarray] = []
+    explored: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
+    explore_rng = np.random.default_rng(options.seed + 1)
 
     def on_epoch(epoch: int, loss: float) -> None:
-        nonlocal best, best_weights
+        nonlocal best, best_weights, explored
         entry: Dict[str, object] = {"epoch": epoch + 1, "loss": round(loss, 4), "seconds": round(time.time() - t0)}
+        model.prepare()
+        if options.explore > 0 and options.explore_from <= epoch + 2 <= options.epochs:
+            # the next epoch also trains on where this model's own mistakes lead
+            ek, eg, el = explore_examples(model, train, options.explore, explore_rng)
+            explored = (rows_for(ek, tables), eg, el)
+            entry["explored"] = int(len(eg))
+            log(f"exploration: {len(eg)} configurations off the gold path ({time.time() - t0:.0f}s)")
         if dev_score is not None:
-            model.prepare()
             full = dev_score(model, None)
             entry["dev"] = full
             msg = f"dev UAS {full['uas']:.2f} LAS {full['las']:.2f}"
@@ -134,7 +182,8 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
     fit_mode = options.mode
     fit(model.weights, rows, gold, mode=fit_mode, margin=options.margin, lr=options.lr, l2=options.l2,
         epochs=options.epochs, batch_size=options.batch_size, seed=options.seed,
-        average_every=options.average_every, allowed=legal, on_epoch=on_epoch)
+        average_every=options.average_every, allowed=legal, on_epoch=on_epoch,
+        extra=lambda epoch: explored)
     if best_weights:
         model.weights = best_weights
     model.compact()
