@@ -62,8 +62,11 @@ def test_ctrl_c_leaves_no_partial_output(tmp_path, jobs):
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     out = tmp_path / "out.conllu"
+    # a suite started in the background (`make test &`) inherits SIGINT ignored, and so would the
+    # child; give it the default disposition a terminal's Ctrl-C meets
     proc = subprocess.Popen(NL + ["annotate", "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     with open(fifo, "w", encoding="utf-8") as w:
         w.write(SAMPLE * 3)  # several chunks are written to the temporary file ...
         w.flush()
