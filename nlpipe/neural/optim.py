@@ -7,8 +7,9 @@ from typing import Any, Iterable, Tuple
 def adam(params: Iterable[Any], lr: float, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> Any:
     """``torch.optim.Adam``, fused into one kernel per step where this torch has it for CPU (2.4 on).
 
-    On CPU the fused step is about a fifth of the time of the default one, which with a small
-    network is a tenth of a training step. Older torch versions get the default implementation.
+    In a profile of biaffine training on CPU the default step took about 8% of each training step;
+    the fused one does the same update in fewer passes over the weights. Older torch versions get
+    the default implementation.
     """
     import torch
 

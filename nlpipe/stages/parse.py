@@ -601,8 +601,8 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
                   max_minutes: float, batch_tokens: int, lr: Optional[float], seed: int, threads: int, device: str,
                   glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
                   decay: float, ema: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
-                  explore: float, explore_from: int, run_margin: Optional[float], run_checkpoints: Optional[str], clusters_path: Optional[str],
-                  pos_source: str, as_json: bool) -> None:
+                  explore: float, explore_from: int, run_margin: Optional[float], run_checkpoints: Optional[str],
+                  clusters_path: Optional[str], pos_source: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
     if parser == "transition":
         from ..transition.train import TrainOptions
