@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-nlpipe
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install demo test test-fast bench bench-peers clean
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ test-fast: install
 bench: install
 	$(BIN)/python bench/io.py
 	$(BIN)/python bench/annotate.py
+
+# peers for bench/pos.py and bench/parse.py: UDPipe 1 and spaCy, trained on en_ewt train (about an hour)
+bench-peers: install
+	$(BIN)/python -m pip install -q ufal.udpipe spacy >&2
+	$(BIN)/python bench/peers.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -11,8 +11,10 @@ template) and dynamic feature selection at each margin, in process, with LAS, UA
 per action and speed-up over the full model, plus the whole shell filter ``nlpipe parse --parser
 transition`` for the full model and each margin (transition timings: best of ``--repeat`` rounds that
 interleave the settings; in process, each setting runs twice per round and the second run is timed);
-(4) score UAS/LAS UD-style against the gold trees and check that every output tree is well-formed. Peers (UDPipe 1 via ``ufal.udpipe``, spaCy) are
-reported only when installed.
+(4) score UAS/LAS UD-style against the gold trees and check that every output tree is well-formed;
+(5) peers trained on the same data by bench/peers.py (UDPipe 1, spaCy), run in process on the gold
+tokens with their own tagging, with speed ratios against our in-process rows; a peer whose package
+or model is missing is reported as skipped.
 """
 from __future__ import annotations
 
@@ -70,6 +72,9 @@ def main(argv: Any = None) -> Dict[str, Any]:
     ap.add_argument("--skip-biaffine", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="transition timings: best of this many runs")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--peers", default=str(REPO / "bench" / ".peers"),
+                    help="where bench/peers.py keeps the peer models (UDPipe 1, spaCy)")
+    ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     import torch
@@ -94,6 +99,8 @@ def main(argv: Any = None) -> Dict[str, Any]:
                               "runs": []}
     if args.transition_model != "none":
         result["transition"] = transition_rows(args, gold, tagged, stripped, tmp)
+    if not args.no_peers:
+        result["peers"] = peer_rows(args, gold)
     if args.skip_biaffine:
         return report(args, result, n_sent, n_words, pos)
     model_args = ["--model", args.model] if args.model else []
@@ -166,19 +173,31 @@ def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Pat
     return {"model": args.transition_model, "in_process": rows, "cli": cli}
 
 
-def peer_status() -> Dict[str, str]:
-    peers = {}
-    for name, module in (("UDPipe 1", "ufal.udpipe"), ("spaCy", "spacy")):
-        try:
-            __import__(module)
-            peers[name] = "installed, but no model trained on the same data is available to this script"
-        except ImportError:
-            peers[name] = "not installed"
-    return peers
+def peer_rows(args: Any, gold: List[Any]) -> Dict[str, Any]:
+    """Peers trained on en_ewt train (bench/peers.py) run in process on the gold tokens with their
+    own tagging: UAS/LAS, UPOS/XPOS, speed (best of ``--repeat``, loading excluded), not-trees."""
+    import peers as P   # bench/peers.py
+
+    out: Dict[str, Any] = {}
+    n_sent, n_words = len(gold), sum(len(s.words) for s in gold)
+    for name, entry in P.available(Path(args.peers)).items():
+        if "skipped" in entry:
+            out[name] = entry
+            continue
+        run = P.runner(name, entry["path"], parse=True)
+        best, preds = interleaved_best([(lambda: P.bare(gold), run)], args.repeat)
+        (sec, cpu), pred = best[0], preds[0]
+        s, t = score("parse", gold, pred), score("pos", gold, pred)
+        out[name] = {"title": P.TITLES[name], "seconds": round(sec, 3), "cpu_seconds": round(cpu, 3),
+                     "sentences_per_s": round(n_sent / sec, 1), "tokens_per_s": round(n_words / sec),
+                     "uas": round(s["uas"], 2), "las": round(s["las"], 2), "upos": round(t["upos"], 2),
+                     "xpos": round(t["xpos"], 2), "not_trees": well_formed(pred),
+                     "train_seconds": entry["info"].get("seconds"), "version": entry["info"].get("version")}
+    return out
 
 
 def report(args: Any, result: Dict[str, Any], n_sent: int, n_words: int, pos: Dict[str, Any]) -> Dict[str, Any]:
-    result["peers"] = peers = peer_status()
+    peers = result.get("peers", {})
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -200,8 +219,20 @@ def report(args: Any, result: Dict[str, Any], n_sent: int, n_words: int, pos: Di
         for r in result["runs"]:
             print(f"  {r['name']:<45} UAS {r['uas']:6.2f}  LAS {r['las']:6.2f}  {r['sentences_per_s']:8.1f} sent/s "
                   f"{r['tokens_per_s']:8d} tok/s  not-trees {r['not_trees']}")
+        ours = {r["name"]: r["sentences_per_s"] for r in result["runs"]}
+        tr = result.get("transition")
+        base = [("biaffine in-process CLE", ours.get("in-process, CLE"))]
+        if tr:
+            base.append(("transition full", tr["in_process"][0]["sentences_per_s"]))
         for k, v in peers.items():
-            print(f"  peer {k}: {v}")
+            if "skipped" in v:
+                print(f"  peer {k}: {v['skipped']}")
+                continue
+            ratios = ", ".join(f"{v['sentences_per_s'] / b:.2f}x {n}" for n, b in base if b)
+            trained = "" if v["train_seconds"] is None else f"; trained in {v['train_seconds']:.0f} s"
+            print(f"  peer {v['title']} {v['version']} (own tags UPOS {v['upos']:.2f} XPOS {v['xpos']:.2f}{trained})"
+                  f"  UAS {v['uas']:6.2f}  LAS {v['las']:6.2f}  {v['sentences_per_s']:8.1f} sent/s {v['tokens_per_s']:8d} tok/s  not-trees {v['not_trees']}"
+                  f"  ({ratios})")
     return result
 
 

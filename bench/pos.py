@@ -5,9 +5,11 @@ templates of the dynamic model's order, prefixes of the dynamic model (first n t
 early stop), the dynamic model at several margins -- exact (margin tested after every template)
 and checkpointed (margin tested only after the template counts of --checkpoints), with the two
 passes of a two-pass model set apart by --passes -- and NLTK's averaged perceptron trained on the
-same data (joint UPOS+XPOS labels). Columns: XPOS, UPOS, XPOS on words unseen in training, mean
-templates per word, tagging tokens/s (tagging only, this process on one core; wall clock and CPU
-time) and speed-ups over the full model (wall and CPU). The rows are timed in interleaved rounds
+same data (joint UPOS+XPOS labels), and the peers of bench/peers.py (UDPipe 1 and spaCy trained
+from scratch on the same data, given the tokens only; skipped when not installed or trained).
+Columns: XPOS, UPOS, XPOS on words unseen in training, mean templates per word, tagging tokens/s
+(tagging only, this process on one core; wall clock and CPU time) and speed-ups over the full
+model (wall and CPU). The rows are timed in interleaved rounds
 (timing.interleaved_best). Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models
 missing under --work are trained first (`nlpipe train pos` defaults plus --train-args).
 
@@ -106,6 +108,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=MODEL@MARGIN",
                     help="another dynamic model to compare (e.g. another template order)")
     ap.add_argument("--no-nltk", action="store_true")
+    ap.add_argument("--peers", default=str(REPO / "bench" / ".peers"),
+                    help="where bench/peers.py keeps the peer models (UDPipe 1, spaCy)")
+    ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true", help="also print all rows as JSON on stdout")
     a = ap.parse_args(argv)
     passes = []
@@ -164,6 +169,18 @@ def main(argv: Optional[List[str]] = None) -> None:
         name, _, rest = spec.partition("=")
         model, _, margin = rest.rpartition("@")
         run(name, model, margin=float(margin))
+    if not a.no_peers:
+        import peers as P   # bench/peers.py
+
+        for name, entry in P.available(Path(a.peers)).items():
+            if "skipped" in entry:
+                print(f"peer {name}: {entry['skipped']}", file=sys.stderr)
+                continue
+            info = entry["info"]
+            rows.append({"row": f"{P.TITLES[name]} {info.get('version', '')} (trained on the same data)",
+                         "train_seconds": info.get("seconds")})
+            settings.append((lambda: P.bare(gold), P.runner(name, entry["path"], parse=False)))
+            taggers.append(None)
     if not a.no_nltk:
         nltk, train_s = nltk_tagger(data["train"])
         rows.append({"row": "NLTK averaged perceptron", "train_seconds": round(train_s, 1)})

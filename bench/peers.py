@@ -1,0 +1,263 @@
+"""Peer systems trained on the same data as ours, for bench/pos.py and bench/parse.py.
+
+UDPipe 1 (``ufal.udpipe``: MorphoDiTa tagger + Parsito transition parser) and spaCy 3 (tagger for XPOS,
+morphologizer for UPOS, parser; the CPU "efficiency" pipeline from ``spacy init config``), both
+trained from scratch on en_ewt train with en_ewt dev as held-out data and run on gold tokens. They
+tag with their own taggers, so their parse scores include their own tagging errors (ours use the
+shipped POS tagger's). Models are trained once and kept under ``--peers`` (git-ignored
+``bench/.peers`` by default); the packages are optional (``make bench-peers`` installs them):
+
+    python bench/peers.py [--peers bench/.peers] [--only udpipe|spacy] [--spacy-epochs 20]
+                          [--udpipe-tagger iterations=6] [--udpipe-parser iterations=6]
+
+trains whatever is missing (on one core each) and prints where the models are and how long
+training took; the options used are kept in ``info.json`` beside the models.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from nlpipe.conllu_io import (DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, XPOS,  # noqa: E402
+                              parse_string, read_file, to_string)
+from nlpipe.evaluate import strip_stage  # noqa: E402
+
+CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+PEERS = REPO / "bench" / ".peers"
+UDPIPE_FILE = "udpipe1-en_ewt.udpipe"
+SPACY_DIR = "spacy-en_ewt"
+INFO = "info.json"
+TITLES = {"udpipe": "UDPipe 1", "spacy": "spaCy"}
+
+
+def installed(module: str) -> bool:
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+def _info(peers: Path) -> Dict[str, Any]:
+    p = peers / INFO
+    return json.loads(p.read_text()) if p.is_file() else {}
+
+
+def _save_info(peers: Path, key: str, value: Dict[str, Any]) -> None:
+    info = _info(peers)
+    info[key] = value
+    (peers / INFO).write_text(json.dumps(info, indent=1))
+
+
+# ---------------------------------------------------------------- UDPipe 1
+
+def _udpipe_sentences(path: str) -> Any:
+    from ufal.udpipe import InputFormat, ProcessingError, Sentence, Sentences
+
+    reader = InputFormat.newConlluInputFormat()
+    reader.setText(Path(path).read_text(encoding="utf-8"))
+    out = Sentences()
+    s = Sentence()
+    err = ProcessingError()
+    while reader.nextSentence(s, err):
+        out.append(s)
+        s = Sentence()
+    if err.occurred():
+        raise SystemExit(f"{path}: UDPipe cannot read it: {err.message}")
+    return out
+
+
+def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str) -> Path:
+    """UDPipe 1 tagger + parser (options ``tagger``/``parser``, no tokenizer) on en_ewt train, dev
+    held out."""
+    from ufal.udpipe import ProcessingError, Trainer
+
+    out = peers / UDPIPE_FILE
+    if out.is_file():
+        return out
+    train = _udpipe_sentences(str(corpus / "en_ewt-ud-train.conllu"))
+    dev = _udpipe_sentences(str(corpus / "en_ewt-ud-dev.conllu"))
+    print(f"peers: training UDPipe 1 on {len(train)} sentences (tagger {tagger!r}, parser {parser!r})",
+          file=sys.stderr, flush=True)
+    t0 = time.time()
+    err = ProcessingError()
+    model = Trainer.train("morphodita_parsito", train, dev, "none", tagger, parser, err)
+    if err.occurred():
+        raise SystemExit(f"UDPipe training failed: {err.message}")
+    peers.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(model if isinstance(model, bytes) else model.encode("latin-1"))
+    tmp.replace(out)
+    _save_info(peers, "udpipe", {"seconds": round(time.time() - t0, 1), "version": _udpipe_version(),
+                                 "options": f"method morphodita_parsito, tokenizer none, tagger {tagger}, "
+                                            f"parser {parser}"})
+    return out
+
+
+def _udpipe_version() -> str:
+    from ufal.udpipe import Version
+
+    v = Version.current()
+    return f"{v.major}.{v.minor}.{v.patch}"
+
+
+def udpipe_runner(model_path: Path, parse: bool) -> Callable[[str], str]:
+    """A function CoNLL-U text (gold tokens) -> CoNLL-U text tagged (and parsed) by UDPipe 1."""
+    from ufal.udpipe import Model, Pipeline, ProcessingError
+
+    model = Model.load(str(model_path))
+    if model is None:
+        raise SystemExit(f"{model_path}: UDPipe cannot load it")
+    pipe = Pipeline(model, "conllu", Pipeline.DEFAULT, Pipeline.DEFAULT if parse else Pipeline.NONE, "conllu")
+
+    def run(text: str, _model: Any = model) -> str:   # the pipeline needs the model kept alive
+        err = ProcessingError()
+        out = pipe.process(text, err)
+        if err.occurred():
+            raise SystemExit(f"UDPipe failed: {err.message}")
+        return out
+
+    return run
+
+
+# ---------------------------------------------------------------- spaCy 3
+
+def sentence_doc(s: Any, vocab: Any) -> Any:
+    """A spaCy Doc with the words, tags and tree of one sentence (the root heads itself, label ROOT)."""
+    from spacy.tokens import Doc
+
+    heads = [int(w[HEAD]) - 1 if w[HEAD] != "0" else i for i, w in enumerate(s.words)]
+    return Doc(vocab, words=[w[FORM] for w in s.words], spaces=["SpaceAfter=No" not in w[MISC] for w in s.words],
+               tags=[w[XPOS] for w in s.words], pos=[w[UPOS] for w in s.words], heads=heads,
+               deps=[w[DEPREL] if w[HEAD] != "0" else "ROOT" for w in s.words])
+
+
+def write_doc(s: Any, doc: Any, parse: bool) -> None:
+    """Copy a Doc's UPOS/XPOS (and tree, when ``parse``) into the sentence's columns."""
+    for w, t in zip(s.words, doc):
+        w[XPOS], w[UPOS] = t.tag_ or "_", t.pos_ or "X"
+        if parse:
+            w[HEAD] = "0" if t.head.i == t.i else str(t.head.i + 1)
+            w[DEPREL] = "root" if t.dep_ == "ROOT" else t.dep_
+
+
+def _docbin(path: Path, nlp: Any) -> Any:
+    from spacy.tokens import DocBin
+
+    db = DocBin()
+    for s in read_file(str(path)):
+        db.add(sentence_doc(s, nlp.vocab))
+    return db
+
+
+def train_spacy(corpus: Path, peers: Path, epochs: int) -> Path:
+    """spaCy tagger (XPOS) + morphologizer (UPOS) + parser from scratch, CPU efficiency config."""
+    import spacy
+    from spacy.cli.init_config import init_config
+    from spacy.cli.train import train
+
+    out = peers / SPACY_DIR
+    if (out / "model-best").is_dir():
+        return out / "model-best"
+    work = peers / "spacy-work"
+    work.mkdir(parents=True, exist_ok=True)
+    nlp = spacy.blank("en")
+    for split in ("train", "dev"):
+        _docbin(corpus / f"en_ewt-ud-{split}.conllu", nlp).to_disk(work / f"{split}.spacy")
+    config = init_config(lang="en", pipeline=["tagger", "morphologizer", "parser"], optimize="efficiency")
+    config["paths"]["train"] = str(work / "train.spacy")
+    config["paths"]["dev"] = str(work / "dev.spacy")
+    config["training"]["max_epochs"] = epochs
+    config["training"]["max_steps"] = 0
+    config["training"]["seed"] = 0
+    config.to_disk(work / "config.cfg")
+    print(f"peers: training spaCy {spacy.__version__} ({epochs} epochs at most)", file=sys.stderr, flush=True)
+    t0 = time.time()
+    train(work / "config.cfg", out, use_gpu=-1)
+    _save_info(peers, "spacy", {"seconds": round(time.time() - t0, 1), "version": spacy.__version__,
+                                "options": f"spacy init config --pipeline tagger,morphologizer,parser "
+                                           f"--optimize efficiency; max_epochs {epochs}"})
+    return out / "model-best"
+
+
+def spacy_runner(model_dir: Path, parse: bool) -> Callable[[List[Any]], List[Any]]:
+    """A function sentences (nlpipe, gold tokens) -> the same sentences with spaCy's UPOS/XPOS
+    (and HEAD/DEPREL when ``parse``) written in place."""
+    import spacy
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(model_dir, exclude=[] if parse else ["parser"])
+
+    def run(sents: List[Any]) -> List[Any]:
+        # one sentence per Doc: the parser keeps preset sentence starts, so it cannot split one
+        docs = (Doc(nlp.vocab, words=[w[FORM] for w in s.words],
+                    sent_starts=[True] + [False] * (len(s.words) - 1)) for s in sents)
+        for s, doc in zip(sents, nlp.pipe(docs, batch_size=256)):
+            write_doc(s, doc, parse)
+        return sents
+
+    return run
+
+
+def available(peers: Path = PEERS) -> Dict[str, Any]:
+    """Trained peer models under ``peers`` by name ("udpipe", "spacy"), each {"path", "info"} or
+    {"skipped": why}."""
+    info = _info(peers)
+    out: Dict[str, Any] = {}
+    for name, module, path in (("udpipe", "ufal.udpipe", peers / UDPIPE_FILE),
+                               ("spacy", "spacy", peers / SPACY_DIR / "model-best")):
+        if not installed(module):
+            out[name] = {"skipped": f"{module} is not installed (make bench-peers)"}
+        elif not path.exists():
+            out[name] = {"skipped": f"no model under {peers} (python bench/peers.py)"}
+        else:
+            out[name] = {"path": path, "info": info.get(name, {})}
+    return out
+
+
+def bare(sentences: List[Any]) -> List[Any]:
+    """Copies of gold sentences with only the tokens: no lemma, tags, features or tree."""
+    out = strip_stage("parse", strip_stage("pos", sentences))
+    for s in out:
+        for w in s.words:
+            w[LEMMA] = w[FEATS] = "_"
+    return out
+
+
+def runner(name: str, path: Path, parse: bool) -> Callable[[List[Any]], List[Any]]:
+    """``run(sentences) -> sentences`` tagged (and parsed) by peer ``name`` ("udpipe" or "spacy")."""
+    if name == "spacy":
+        return spacy_runner(path, parse)
+    udpipe = udpipe_runner(path, parse)
+    return lambda sents: parse_string(udpipe(to_string(sents)))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--peers", default=str(PEERS))
+    ap.add_argument("--corpus", default=str(CORPORA / "en_ewt"))
+    ap.add_argument("--only", choices=("udpipe", "spacy"))
+    ap.add_argument("--spacy-epochs", type=int, default=20)
+    # UDPipe's defaults are 20 tagger and 10 parser iterations; fewer keep training near an hour on one core
+    ap.add_argument("--udpipe-tagger", default="iterations=6", help="UDPipe 1 tagger training options")
+    ap.add_argument("--udpipe-parser", default="iterations=6", help="UDPipe 1 parser training options")
+    a = ap.parse_args(argv)
+    peers, corpus = Path(a.peers), Path(a.corpus)
+    peers.mkdir(parents=True, exist_ok=True)
+    if a.only in (None, "udpipe"):
+        print("UDPipe 1:", train_udpipe(corpus, peers, a.udpipe_tagger, a.udpipe_parser))
+    if a.only in (None, "spacy"):
+        print("spaCy:", train_spacy(corpus, peers, a.spacy_epochs))
+    print(json.dumps(_info(peers), indent=1))
+
+
+if __name__ == "__main__":
+    main()
