@@ -7,7 +7,8 @@ Steps, in one run: (1) tag the gold test file with the shipped POS tagger (``nlp
 ``--tagged`` gives such a file; (2) biaffine: time the shell filter ``nlpipe parse < tagged > out``
 (model loading included) and the in-process stage (loading excluded) with Chu-Liu-Edmonds and with
 Eisner (``--projective``); (3) transition parser (the seed's Table 2.2): the full model (every
-template) and dynamic feature selection at each margin, in process, with LAS, UAS, mean templates
+template) and dynamic feature selection at each margin, in process (with ``--full-model``, also a
+model trained on the full score only, row ``full-std``), with LAS, UAS, mean templates
 per action and speed-up over the full model, plus the whole shell filter ``nlpipe parse --parser
 transition`` for the full model and each margin (transition timings: best of ``--repeat`` rounds that
 interleave the settings; in process, each setting runs twice per round and the second run is timed);
@@ -69,6 +70,8 @@ def main(argv: Any = None) -> Dict[str, Any]:
                     help="transition parser model ('none' skips the transition rows)")
     ap.add_argument("--margins", default="0.5,1,1.5,2,3", help="margins for dynamic feature selection")
     ap.add_argument("--checkpoints", default=None, help="margin-test schedule (default: the model's)")
+    ap.add_argument("--full-model", default=None,
+                    help="transition model trained on the full score only (--mode full): row full-std")
     ap.add_argument("--skip-biaffine", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="transition timings: best of this many runs")
     ap.add_argument("--threads", type=int, default=2)
@@ -138,6 +141,12 @@ def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Pat
     margins: List[Any] = [None] + [float(m) for m in args.margins.split(",") if m.strip()]
     stages = [load_stage("parse", args.transition_model, margin=-1.0 if m is None else m, checkpoints=args.checkpoints)
               for m in margins]
+    names = ["full" if m is None else f"margin {m:g}" for m in margins]
+    row_margins = list(margins)
+    if args.full_model:     # a model trained on the full score only (--mode full), every template
+        stages.append(load_stage("parse", args.full_model, margin=-1.0))
+        names.append("full-std")
+        row_margins.append(None)
     def setup(stage: Any) -> Any:
         stage.templates_used = stage.actions = 0
         return strip_stage("parse", tagged)
@@ -146,9 +155,9 @@ def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Pat
     best, preds = interleaved_best([(lambda st=st: setup(st), lambda sents, st=st: list(st.annotate(sents)))
                                     for st in stages], args.repeat)
     rows: List[Dict[str, Any]] = []
-    for margin, stage, pred, (sec, cs) in zip(margins, stages, preds, best):
+    for name, margin, stage, pred, (sec, cs) in zip(names, row_margins, stages, preds, best):
         s = score("parse", gold, pred)
-        rows.append({"name": "full" if margin is None else f"margin {margin:g}", "margin": margin,
+        rows.append({"name": name, "margin": margin,
                      "las": round(s["las"], 2), "uas": round(s["uas"], 2),
                      "mean_templates": round(stage.mean_templates, 2), "seconds": round(sec, 3),
                      "cpu_seconds": round(cs, 3),
