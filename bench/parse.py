@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.conllu_io import HEAD, read_file  # noqa: E402
 from nlpipe.evaluate import score, strip_stage  # noqa: E402
+from peers import PEERS  # noqa: E402  (bench/peers.py)
 from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
 
@@ -75,8 +76,7 @@ def main(argv: Any = None) -> Dict[str, Any]:
     ap.add_argument("--skip-biaffine", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="transition timings: best of this many runs")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--peers", default=str(REPO / "bench" / ".peers"),
-                    help="where bench/peers.py keeps the peer models (UDPipe 1, spaCy)")
+    ap.add_argument("--peers", default=str(PEERS), help="where bench/peers.py keeps the peer models")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -240,8 +240,8 @@ def report(args: Any, result: Dict[str, Any], n_sent: int, n_words: int, pos: Di
             ratios = ", ".join(f"{v['sentences_per_s'] / b:.2f}x {n}" for n, b in base if b)
             trained = "" if v["train_seconds"] is None else f"; trained in {v['train_seconds']:.0f} s"
             print(f"  peer {v['title']} {v['version']} (own tags UPOS {v['upos']:.2f} XPOS {v['xpos']:.2f}{trained})"
-                  f"  UAS {v['uas']:6.2f}  LAS {v['las']:6.2f}  {v['sentences_per_s']:8.1f} sent/s {v['tokens_per_s']:8d} tok/s  not-trees {v['not_trees']}"
-                  f"  ({ratios})")
+                  f"  UAS {v['uas']:6.2f}  LAS {v['las']:6.2f}  {v['sentences_per_s']:8.1f} sent/s "
+                  f"{v['tokens_per_s']:8d} tok/s  not-trees {v['not_trees']}  ({ratios})")
     return result
 
 
