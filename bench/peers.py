@@ -94,7 +94,7 @@ def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str) -> Path:
         raise SystemExit(f"UDPipe training failed: {err.message}")
     peers.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    tmp.write_bytes(model if isinstance(model, bytes) else model.encode("latin-1"))
+    tmp.write_bytes(model)
     tmp.replace(out)
     _save_info(peers, "udpipe", {"seconds": round(time.time() - t0, 1), "version": _udpipe_version(),
                                  "options": f"method morphodita_parsito, tokenizer none, tagger {tagger}, "
@@ -251,6 +251,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--udpipe-parser", default="iterations=6", help="UDPipe 1 parser training options")
     a = ap.parse_args(argv)
     peers, corpus = Path(a.peers), Path(a.corpus)
+    for split in ("train", "dev"):
+        if not (corpus / f"en_ewt-ud-{split}.conllu").is_file():
+            sys.exit(f"bench/peers.py: {corpus / f'en_ewt-ud-{split}.conllu'} not found (--corpus, $NLPIPE_CORPORA)")
     peers.mkdir(parents=True, exist_ok=True)
     if a.only in (None, "udpipe"):
         print("UDPipe 1:", train_udpipe(corpus, peers, a.udpipe_tagger, a.udpipe_parser))
