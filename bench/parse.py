@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.conllu_io import HEAD, read_file  # noqa: E402
 from nlpipe.evaluate import score, strip_stage  # noqa: E402
-from peers import PEERS  # noqa: E402  (bench/peers.py)
+import peers as P  # noqa: E402  (bench/peers.py)
 from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
 
@@ -76,7 +76,7 @@ def main(argv: Any = None) -> Dict[str, Any]:
     ap.add_argument("--skip-biaffine", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="transition timings: best of this many runs")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--peers", default=str(PEERS), help="where bench/peers.py keeps the peer models")
+    ap.add_argument("--peers", default=str(P.PEERS), help="where bench/peers.py keeps the peer models")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -185,8 +185,6 @@ def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Pat
 def peer_rows(args: Any, gold: List[Any]) -> Dict[str, Any]:
     """Peers trained on en_ewt train (bench/peers.py) run in process on the gold tokens with their
     own tagging: UAS/LAS, UPOS/XPOS, speed (best of ``--repeat``, loading excluded), not-trees."""
-    import peers as P   # bench/peers.py
-
     out: Dict[str, Any] = {}
     n_sent, n_words = len(gold), sum(len(s.words) for s in gold)
     for name, entry in P.available(Path(args.peers)).items():

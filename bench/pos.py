@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from nlpipe.conllu_io import FORM, UPOS, XPOS, read_file  # noqa: E402
 from nlpipe.evaluate import score, strip_stage  # noqa: E402
 from nlpipe.stage import load_stage  # noqa: E402
-from peers import PEERS  # noqa: E402  (bench/peers.py)
+import peers as P  # noqa: E402  (bench/peers.py)
 from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
@@ -109,7 +109,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=MODEL@MARGIN",
                     help="another dynamic model to compare (e.g. another template order)")
     ap.add_argument("--no-nltk", action="store_true")
-    ap.add_argument("--peers", default=str(PEERS), help="where bench/peers.py keeps the peer models")
+    ap.add_argument("--peers", default=str(P.PEERS), help="where bench/peers.py keeps the peer models")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true", help="also print all rows as JSON on stdout")
     a = ap.parse_args(argv)
@@ -170,8 +170,6 @@ def main(argv: Optional[List[str]] = None) -> None:
         model, _, margin = rest.rpartition("@")
         run(name, model, margin=float(margin))
     if not a.no_peers:
-        import peers as P   # bench/peers.py
-
         for name, entry in P.available(Path(a.peers)).items():
             if "skipped" in entry:
                 print(f"peer {name}: {entry['skipped']}", file=sys.stderr)
