@@ -8,6 +8,11 @@ class NlpipeError(Exception):
     """Any error caused by the user's input, options or model files (never a bug)."""
 
 
+# The path a stage names in an InputError: a stage sees sentences, not files. The pipeline, which
+# knows the file, puts its name in instead (see :meth:`InputError.at`).
+STAGE_INPUT = "<input>"
+
+
 class InputError(NlpipeError):
     """Malformed input: carries the file name and 1-based line number."""
 
@@ -17,6 +22,10 @@ class InputError(NlpipeError):
         self.message = message
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+    def at(self, path: str) -> "InputError":
+        """This error naming ``path`` where a stage wrote :data:`STAGE_INPUT` (else itself)."""
+        return InputError(path, self.line, self.message) if self.path == STAGE_INPUT else self
 
 
 class ModelError(NlpipeError):

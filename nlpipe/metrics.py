@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .conllu_io import DEPREL, FORM, HEAD, ID, MISC, UPOS, XPOS, Sentence, misc_get
-from .errors import InputError, NlpipeError
+from .errors import STAGE_INPUT, InputError, NlpipeError
 
 
 @dataclass(frozen=True)
@@ -447,7 +447,7 @@ def span_scores(gold: Iterable[Sequence[str]],
     return overall, types, Score(tags_ok, tags_all, tags_all)
 
 
-def ne_tags(sent: Sentence, path: str = "<input>") -> List[str]:
+def ne_tags(sent: Sentence, path: str = STAGE_INPUT) -> List[str]:
     """The MISC ``NE=`` tags of a sentence's words (``O`` where absent); checks their shape."""
     out = []
     index = {id(r): k for k, r in enumerate(sent.rows)}
@@ -507,7 +507,7 @@ def predicate_scores(gold: Iterable[Sentence], system: Iterable[Sentence]) -> Di
             "labeled": Score(sense_ok, n_gold, n_sys)}
 
 
-def srl_tags(sent: Sentence, path: str = "<input>") -> Dict[int, List[str]]:
+def srl_tags(sent: Sentence, path: str = STAGE_INPUT) -> Dict[int, List[str]]:
     """Predicate word ID -> BIO role tag of every word, from MISC ``SRL=<pred-id>:<tag>,...``.
 
     Predicates marked with ``Pred`` but without roles get all-``O`` tags.

@@ -228,14 +228,20 @@ class Pipeline:
                     continue
                 (long if limit is not None and len(s.words) > limit else todo).append(i)
             if todo:
-                out = list(stage.annotate(sentences[i] for i in todo))
+                try:
+                    out = list(stage.annotate(sentences[i] for i in todo))
+                except InputError as e:   # a stage names no file: this is the file it read
+                    raise e.at(path) from None
                 if len(out) != len(todo):
                     raise RuntimeError(f"stage {stage.name} returned {len(out)} sentences for {len(todo)}")
                 for i, s in zip(todo, out):
                     sentences[i] = s
             if long:
                 if getattr(stage, "windowable", False):
-                    annotate_windowed(stage, [sentences[i] for i in long], limit)
+                    try:
+                        annotate_windowed(stage, [sentences[i] for i in long], limit)
+                    except InputError as e:
+                        raise e.at(path) from None
                     for i in long:
                         warn(f"{describe(sentences[i], path)}: {len(sentences[i].words)} words, more than "
                              f"the {stage.name} model's limit of {limit}; annotated in windows")

@@ -95,6 +95,22 @@ def test_malformed_sentence_in_a_later_chunk_names_file_and_line(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("parser", ["biaffine", "transition"])
+def test_untagged_sentence_for_the_parser_names_file_and_line(tmp_path, parser):
+    # the stage finds this error, not the reader: the message must still name the file, not "<input>"
+    tagged = sentences(3).replace("\t_\t_\t_\t0\t", "\t_\tNOUN\tNN\t_\t0\t").replace("\t_\t_\t_\t1\t", "\t_\tNOUN\tNN\t_\t1\t")
+    src = tmp_path / "in.conllu"
+    src.write_text(tagged + sentences(1), encoding="utf-8")
+    line = len(tagged.splitlines()) + 1
+    out = tmp_path / "out.conllu"
+    r = run_cli("parse", "--parser", parser, str(src), "-o", str(out))
+    assert r.returncode == 2
+    assert r.stderr.decode().startswith(f"nlpipe: error: {src}:{line}: sentence without POS tags")
+    assert not out.exists()
+    r = run_cli("parse", "--parser", parser, input=src.read_bytes())
+    assert r.returncode == 2 and r.stderr.decode().startswith(f"nlpipe: error: <stdin>:{line}: sentence without POS")
+
+
 def test_invalid_utf8_in_a_later_chunk_names_its_line(tmp_path):
     src = tmp_path / "in.conllu"
     data = sentences(20).encode()

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..batching import length_batches
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
-from ..errors import InputError, NlpipeError
+from ..errors import STAGE_INPUT, InputError, NlpipeError
 from ..neural.weights import WeightAverage, load_half, model_errors, save_half
 from ..stage import fill_in_chunks, read_config, write_config
 
@@ -236,7 +236,7 @@ class ParseStage:
         todo = [s for s in chunk if s.words]
         for s in todo:
             if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
-                raise InputError("<input>", s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
                                                             "the parser reads them: run 'nlpipe pos' first")
         examples = [_example(s, "", False) for s in todo]
         batches = length_batches([len(e.forms) + 1 for e in examples], self.batch_tokens)  # + the root
@@ -290,7 +290,7 @@ class TransitionParseStage:
         todo = [s for s in chunk if s.words]
         for s in todo:
             if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
-                raise InputError("<input>", s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
                                                             "the parser reads them: run 'nlpipe pos' first")
         # lockstep batches of similar length, so that short sentences do not wait for long ones
         todo.sort(key=lambda s: len(s.words))

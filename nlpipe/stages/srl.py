@@ -23,7 +23,7 @@ from ..batching import length_batches
 from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
 from ..corpora import Frame, bio_spans, frames_to_misc
 from ..decode import chain
-from ..errors import InputError
+from ..errors import STAGE_INPUT, InputError
 from ..neural.weights import load_half, model_errors, save_half
 from ..stage import fill_in_chunks, write_config
 
@@ -269,7 +269,7 @@ class SrlStage:
         todo = [s for s in chunk if s.words and len(s.words) <= self.max_len]
         for given in (False, True):
             group = [s for s in todo if self._given(s) == given]
-            examples = [example(s, "<input>", heads=self.parse_from_input, predicates=given) for s in group]
+            examples = [example(s, STAGE_INPUT, heads=self.parse_from_input, predicates=given) for s in group]
             for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
                 results = self.model.predict([examples[i] for i in batch], self.parse_from_input,
                                              given, self.viterbi, self.threads)
