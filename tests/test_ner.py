@@ -107,6 +107,16 @@ def test_bad_training_tag_is_an_input_error_with_file_and_line(tmp_path):
     assert "bad_tag.conll:2" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
 
 
+def test_training_data_without_entities_is_refused(tmp_path):
+    plain = tmp_path / "plain.conllu"
+    plain.write_text("1\tHello\t_\t_\t_\t_\t_\t_\t_\t_\n2\tLisbon\t_\t_\t_\t_\t_\t_\t_\t_\n\n", encoding="utf-8")
+    out = tmp_path / "m"
+    r = run_cli("train", "ner", "--train", str(plain), "--dev", str(plain), "--out", str(out), *_glove(tmp_path))
+    assert r.returncode == 2
+    assert f"{plain}: no named entities in the training data" in r.stderr.decode()
+    assert not out.exists()
+
+
 def _copy_model(tmp_path):
     src = Path(__file__).resolve().parent.parent / "nlpipe/models/ner-uner-ewt"
     dst = tmp_path / "model"

@@ -92,6 +92,9 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
     labels = ["O"] + sorted({t for _, tags, _ in train_s for t in tags} - {"O"},
                             key=lambda t: (t[2:], t[0]))
+    if len(labels) == 1:   # a model that can only say "O": the file is not what the user meant
+        raise NlpipeError(f"{train_file}: no named entities in the training data (CoNLL-U: MISC NE=B-PER "
+                          f"style tags; CoNLL-2003 and UNER: the entity column)")
     unknown = {t for _, tags, _ in dev_s for t in tags} - set(labels)
     if unknown:
         raise NlpipeError(f"{dev_file}: tags not in the training data: {', '.join(sorted(unknown))}")
