@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import run_cli  # noqa: E402
 from nlpipe.conllu_io import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
 from nlpipe.decode.chain import is_valid_bio  # noqa: E402
 from nlpipe.errors import InputError, ModelError  # noqa: E402
@@ -238,6 +239,16 @@ def test_train_command_writes_a_loadable_model(tmp_path):
     assert config["arch"] == "lisa.v1" and config["also_stages"] == ["predicates"]
     out_sents = list(load_stage("srl", str(out)).annotate(strip_stage("srl", gold())))
     assert len(out_sents) == 4
+
+
+def test_train_command_refuses_data_without_predicates(tmp_path):
+    bare = tmp_path / "trees.conllu"
+    bare.write_text("".join(s.to_string() for s in strip_stage("srl", gold())), encoding="utf-8")
+    out = tmp_path / "model"
+    r = run_cli("train", "srl", "--train", str(bare), "--dev", str(bare), "--out", str(out))
+    assert r.returncode == 2
+    assert r.stderr.decode().startswith(f"nlpipe: error: {bare}: no predicates in the training data")
+    assert not out.exists()
 
 
 def test_cli_srl_and_eval(model_dir, tmp_path):

@@ -120,6 +120,9 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     train_sents = read_gold(train_path, hp["max_len"])
     dev_sents = [s for s in read_file(dev_path) if s.words]
     train_ex = [example(s, train_path, gold=True) for s in train_sents]
+    if not any(ex.preds for ex in train_ex):   # the SRL half of the model would learn nothing
+        raise NlpipeError(f"{train_path}: no predicates in the training data (MISC Pred= and SRL= entries; "
+                          f"'python -m nlpipe.srl_data' joins PropBank files to UD trees)")
     if not init:
         g_words, g_vectors = load_glove(glove_words, glove_vectors)
         vocab = build_vocab(train_ex, g_words, glove_top)
