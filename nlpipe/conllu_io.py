@@ -259,8 +259,9 @@ def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
                 continue
             cols = line.split("\t")
             if len(cols) < 10:
+                hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if len(cols) == 1 else ""
                 raise InputError(path, lineno,
-                                 f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'")
+                                 f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'{hint}")
             if cols[ID] == str(expect):
                 # word lines of a sentence agree on their column count (CoNLL-U Plus may have more than 10)
                 if ncols == 0:

@@ -137,7 +137,7 @@ def test_text_starting_with_hash_lines_is_raw_text(tmp_path, standins):
 def test_without_tokenize_raw_text_is_an_input_error(tmp_path, standins):
     src = tmp_path / "a.txt"
     src.write_text("Just text.\n", encoding="utf-8")
-    with pytest.raises(InputError, match=f"^{src}:1: expected 10 tab-separated columns"):
+    with pytest.raises(InputError, match=f"^{src}:1: expected 10 tab-separated columns.*raw text\\? tokenize it"):
         run_annotate([str(src)], str(tmp_path / "out.conllu"), ["pos"])
     assert not (tmp_path / "out.conllu").exists()
 
