@@ -188,8 +188,9 @@ def _check_id(cols: List[str], expect: int, path: str, lineno: int) -> int:
 
 
 def _show(s: str, n: int = 40) -> str:
+    """The start of a line for a message: tabs and other control characters escaped, letters kept."""
     s = s if len(s) <= n else s[:n] + "..."
-    return s.encode("unicode_escape").decode("ascii")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
 
 
 def _finish(sent: Sentence, n: int, path: str) -> None:

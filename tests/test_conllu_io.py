@@ -97,7 +97,8 @@ def test_reader_streams():
 
 
 BAD = [
-    ("1\tI\tI\tPRON\n", 1, "expected 10 tab-separated columns"),
+    ("1\tI\tI\tPRON\n", 1, "expected 10 tab-separated columns, found 4: '1\\tI\\tI\\tPRON'"),
+    ("Ünïcödé — raw text\n", 1, "found 1: 'Ünïcödé — raw text' (raw text? tokenize it first"),
     ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\nx\tbad\t_\t_\t_\t_\t0\t_\t_\t_\n", 2, "ID must be an integer"),
     ("1\tI\tI\tPRON\tPRP\t_\tzero\troot\t_\t_\n", 1, "HEAD must be an integer"),
     ("1\tI\tI\tPRON\tPRP\t_\t5\troot\t_\t_\n", 1, "HEAD 5 is outside the sentence"),
