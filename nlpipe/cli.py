@@ -181,6 +181,7 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, k
 # so `nlpipe --help` and the filters stay fast.
 class _TrainGroup(click.Group):
     STAGES = ("tokenize", "pos", "parse", "ner", "predicates", "srl")
+    TRAINED_WITH = {"predicates": "srl"}   # stages whose model is another stage's (LISA does both)
 
     def list_commands(self, ctx: click.Context) -> list:
         return list(self.STAGES)
@@ -200,11 +201,14 @@ class _TrainGroup(click.Group):
         if command is not None:
             return command
 
-        @click.command(name=name, context_settings={"ignore_unknown_options": True},
-                       help=f"Train the {name} stage (not available yet).")
+        owner = self.TRAINED_WITH.get(name)
+        why = (f"the {owner} model predicts {name} too: train it with 'nlpipe train {owner}'" if owner
+               else f"training for stage {name} is not available yet")
+
+        @click.command(name=name, context_settings={"ignore_unknown_options": True}, help=why[0].upper() + why[1:] + ".")
         @click.argument("args", nargs=-1, type=click.UNPROCESSED)
         def unavailable(args: tuple) -> None:
-            raise NlpipeError(f"training for stage {name} is not available yet")
+            raise NlpipeError(why)
 
         return unavailable
 

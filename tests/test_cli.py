@@ -30,6 +30,14 @@ def test_stage_without_model_says_so(monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == "nlpipe: error: no model for stage srl yet"
 
 
+def test_train_predicates_points_to_train_srl(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "predicates", "--train", "t.conllu"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip() == ("nlpipe: error: the srl model predicts predicates too: "
+                                               "train it with 'nlpipe train srl'")
+
+
 def test_missing_model_directory(tmp_path):
     r = run_cli("pos", "--model", str(tmp_path / "nope"), str(FIXTURES / "special.conllu"))
     assert r.returncode == 2
