@@ -261,6 +261,8 @@ def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], trai
                               "(not to other stages or --pred)")
     result = evaluate(stage, gold, pred=pred, model=model, train=train_file, scheme=scheme, device=device,
                       gold_predicates=gold_predicates, gold_parse=gold_parse, options=options)
+    for warning in result.get("warnings", []):
+        click.echo(f"nlpipe: warning: {warning}", err=True)
     click.echo(summary(result), err=True)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))

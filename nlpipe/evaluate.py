@@ -78,6 +78,21 @@ def strip_stage(stage: str, sentences: Iterable[Sentence], gold_predicates: bool
     return out
 
 
+# Columns a stage's scores read from the predicted file, and the command that fills them.
+_SCORED = {"pos": ((UPOS, XPOS), "UPOS/XPOS", "nlpipe pos"), "parse": ((HEAD, DEPREL), "HEAD/DEPREL", "nlpipe parse")}
+
+
+def unfilled_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
+    """A warning when no word of ``sentences`` has the columns ``stage`` is scored on (all ``_``):
+    the file is then probably not the stage's output, and every score will be 0."""
+    if stage not in _SCORED:
+        return None
+    columns, names, command = _SCORED[stage]
+    if any(w[c] != "_" for s in sentences for w in s.words for c in columns):
+        return None
+    return f"{path} has no {names} at all (every word has '_'): not the output of '{command}'?"
+
+
 def _read(path: str) -> List[Sentence]:
     return list(read_file(path))
 
@@ -225,6 +240,9 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
     result["gold_file"] = gold
     if pred is not None:
         result["pred_file"] = pred
+        warning = unfilled_warning(stage, pred_sents, pred)
+        if warning:
+            result["warnings"] = [warning]
     else:
         result["model"] = model or "default"
         result["speed"] = speed

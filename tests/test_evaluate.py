@@ -64,6 +64,22 @@ def test_eval_parse():
     assert "UAS 80.00  LAS 60.00" in ev.summary(r)
 
 
+@pytest.mark.parametrize("stage,columns,names", [("pos", (UPOS, XPOS), "UPOS/XPOS"), ("parse", (HEAD, DEPREL), "HEAD/DEPREL")])
+def test_pred_without_the_scored_columns_gets_a_warning(capsys, tmp_path, stage, columns, names):
+    sents = list(read_file(f("parse_gold.conllu")))
+    for s in sents:
+        for w in s.words:
+            for c in columns:
+                w[c] = "_"
+    bare = tmp_path / "bare.conllu"
+    bare.write_text(to_string(sents), encoding="utf-8")
+    r, err = cli_json(capsys, stage, "--gold", f("parse_gold.conllu"), "--pred", str(bare))
+    warning = f"{bare} has no {names} at all (every word has '_'): not the output of 'nlpipe {stage}'?"
+    assert r["warnings"] == [warning] and f"nlpipe: warning: {warning}" in err
+    r, err = cli_json(capsys, stage, "--gold", f("parse_gold.conllu"), "--pred", f("parse_gold.conllu"))
+    assert "warnings" not in r and "warning" not in err
+
+
 def test_eval_ner():
     r = ev.evaluate("ner", f("ner_gold.conllu"), pred=f("ner_pred.conllu"))
     assert r["f1"] == pytest.approx(200 / 7, abs=1e-9)
