@@ -71,6 +71,17 @@ def read_treebank(path: str) -> List[Example]:
 # ---------------------------------------------------------------------------------------------
 # Model wrapper: vocabularies + torch module
 
+def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
+    """The sentences of ``chunk`` that have words; an :class:`InputError` for one without POS tags
+    (both parsers read them)."""
+    todo = [s for s in chunk if s.words]
+    for s in todo:
+        if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
+            raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                                                        "the parser reads them: run 'nlpipe pos' first")
+    return todo
+
+
 class BiaffineModel:
     """The vocabularies and the :class:`~nlpipe.neural.biaffine.BiaffineParser` module together."""
 
@@ -233,11 +244,7 @@ class ParseStage:
             torch.set_num_threads(threads)
 
     def _fill(self, chunk: List[Sentence]) -> None:
-        todo = [s for s in chunk if s.words]
-        for s in todo:
-            if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
-                raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
-                                                            "the parser reads them: run 'nlpipe pos' first")
+        todo = tagged_sentences(chunk)
         examples = [_example(s, "", False) for s in todo]
         batches = length_batches([len(e.forms) + 1 for e in examples], self.batch_tokens)  # + the root
         for batch, results in zip(batches, self._predict(examples, batches)):
@@ -287,11 +294,7 @@ class TransitionParseStage:
 
     def fill(self, chunk: List[Sentence]) -> None:
         """Write HEAD and DEPREL of every word of ``chunk`` (sentences without words are skipped)."""
-        todo = [s for s in chunk if s.words]
-        for s in todo:
-            if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
-                raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
-                                                            "the parser reads them: run 'nlpipe pos' first")
+        todo = tagged_sentences(chunk)
         # lockstep batches of similar length, so that short sentences do not wait for long ones
         todo.sort(key=lambda s: len(s.words))
         for start in range(0, len(todo), self.batch_sentences):
