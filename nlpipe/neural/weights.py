@@ -6,11 +6,14 @@ objects. Any failure to read a model directory becomes a :class:`~nlpipe.errors.
 from __future__ import annotations
 
 import contextlib
+import json
 import pickle
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, TypeVar
 
 from ..errors import ModelError
+
+M = TypeVar("M")
 
 
 def save_half(net: Any, path: Path) -> None:
@@ -74,3 +77,25 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
         raise ModelError(f"{model_dir}: incomplete {what} ({Path(e.filename).name} missing)") from None
     except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({str(e)[:200]})") from None
+
+
+def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[str, Any]) -> None:
+    """Write a torch stage's model directory: ``vocab.json``, ``weights.pt`` (see :func:`save_half`)
+    and ``config.json``."""
+    from ..stage import write_config
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    save_half(net, out_dir / "weights.pt")
+    write_config(out_dir, config)
+
+
+def read_model_dir(model_dir: Path, what: str, build: Callable[[Dict[str, Any]], M]) -> M:
+    """The model ``build(vocab)`` makes from ``vocab.json``, with ``weights.pt`` loaded into its
+    ``net`` (in eval mode); any damage is a ModelError about ``what``."""
+    with model_errors(Path(model_dir), what):
+        vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
+        model = build(vocab)
+        load_half(model.net, Path(model_dir) / "weights.pt")  # type: ignore[attr-defined]
+    model.net.eval()  # type: ignore[attr-defined]
+    return model

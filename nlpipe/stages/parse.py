@@ -25,7 +25,7 @@ import numpy as np
 from ..batching import length_batches
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import STAGE_INPUT, InputError, NlpipeError
-from ..neural.weights import WeightAverage, load_half, model_errors, save_half
+from ..neural.weights import WeightAverage, read_model_dir, save_model_dir
 from ..stage import fill_in_chunks, read_config, write_config
 
 ARCH = "biaffine.v1"
@@ -167,20 +167,13 @@ class BiaffineModel:
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
     def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
-        save_half(self.net, out_dir / "weights.pt")
-        write_config(out_dir, {"stage": "parse", "arch": ARCH, "model": self.hyper,
-                               "labels": self.rels, "training": training})
+        save_model_dir(out_dir, self.vocab, self.net, {"stage": "parse", "arch": ARCH, "model": self.hyper,
+                                                       "labels": self.rels, "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
-        with model_errors(Path(model_dir), "parser model"):
-            vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
-            model = cls(vocab, config["model"], device)
-            load_half(model.net, Path(model_dir) / "weights.pt")
+        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device))
         model.net.to(model.device)
-        model.net.eval()
         return model
 
 

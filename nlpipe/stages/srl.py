@@ -24,8 +24,8 @@ from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_
 from ..corpora import Frame, bio_spans, frames_to_misc
 from ..decode import chain
 from ..errors import STAGE_INPUT, InputError
-from ..neural.weights import load_half, model_errors, save_half
-from ..stage import fill_in_chunks, write_config
+from ..neural.weights import read_model_dir, save_model_dir
+from ..stage import fill_in_chunks
 
 ARCH = "lisa.v1"
 CHUNK_SENTENCES = 2000
@@ -218,20 +218,12 @@ class LisaModel:
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
     def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
-        save_half(self.net, out_dir / "weights.pt")
-        write_config(out_dir, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
-                               "model": self.hyper, "labels": self.roles, "training": training})
+        save_model_dir(out_dir, self.vocab, self.net, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
+                                                       "model": self.hyper, "labels": self.roles, "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
-        with model_errors(Path(model_dir), "LISA model"):
-            vocab = json.loads((Path(model_dir) / "vocab.json").read_text(encoding="utf-8"))
-            model = cls(vocab, config["model"], device)
-            load_half(model.net, Path(model_dir) / "weights.pt")
-        model.net.eval()
-        return model
+        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device))
 
 
 # ---------------------------------------------------------------------------------------------
