@@ -50,6 +50,18 @@ def test_make_builds_every_stage_and_equals_annotate(corpus):
     assert "Nothing to be done" in make(d, env)
 
 
+def test_srl_reads_the_parse_stage_trees_as_annotate_does(corpus):
+    d, env, _ = corpus
+    steps = {line.split()[1]: line for line in make(d, env, "-n", "STAGES=tokenize pos parse srl").splitlines()
+             if line.split()[:1] and line.split()[0].endswith("nlpipe")}
+    assert "--parse-from-input" in steps["srl"] and "--parse-from-input" not in steps["parse"]
+    steps = {line.split()[1]: line for line in make(d, env, "-n", "STAGES=tokenize pos srl").splitlines()
+             if line.split()[:1] and line.split()[0].endswith("nlpipe")}
+    assert "--parse-from-input" not in steps["srl"]
+    out = make(d, env, "-n", "STAGES=tokenize pos parse", "OPTS_parse=--parser transition")
+    assert "nlpipe parse --model" in out and "--parser transition" in out
+
+
 def test_a_changed_model_reruns_only_the_stages_after_it(corpus):
     d, env, dirs = corpus
     make(d, env, "-j2")
