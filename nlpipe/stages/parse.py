@@ -71,17 +71,6 @@ def read_treebank(path: str) -> List[Example]:
 # ---------------------------------------------------------------------------------------------
 # Model wrapper: vocabularies + torch module
 
-def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
-    """The sentences of ``chunk`` that have words; an :class:`InputError` for one without POS tags
-    (both parsers read them)."""
-    todo = [s for s in chunk if s.words]
-    for s in todo:
-        if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
-            raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
-                                                        "the parser reads them: run 'nlpipe pos' first")
-    return todo
-
-
 class BiaffineModel:
     """The vocabularies and the :class:`~nlpipe.neural.biaffine.BiaffineParser` module together."""
 
@@ -191,6 +180,17 @@ def resolve_device(device: str) -> str:
     if device not in ("cpu", "cuda"):
         raise NlpipeError(f"unknown device '{device}' (expected cpu, cuda or auto)")
     return device
+
+
+def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
+    """The sentences of ``chunk`` that have words; an :class:`InputError` for one without POS tags
+    (both parsers read them)."""
+    todo = [s for s in chunk if s.words]
+    for s in todo:
+        if all(w[UPOS] == "_" and w[XPOS] == "_" for w in s.words):
+            raise InputError(STAGE_INPUT, s.line or None, "sentence without POS tags (UPOS and XPOS are '_'); "
+                                                        "the parser reads them: run 'nlpipe pos' first")
+    return todo
 
 
 class ParseStage:
