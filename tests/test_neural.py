@@ -209,3 +209,20 @@ def test_adam_steps_like_the_default_implementation():
             net(x).pow(2).sum().backward()
             opt.step()
     assert torch.allclose(a.weight, b.weight, atol=1e-6)
+
+
+def test_device_option_is_resolved_in_one_place(monkeypatch):
+    import torch
+
+    from nlpipe.errors import NlpipeError
+    from nlpipe.neural.device import resolve_device
+
+    assert resolve_device("cpu") == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu"
+    with pytest.raises(NlpipeError, match="--device cuda: no CUDA device is available"):
+        resolve_device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == resolve_device("cuda") == "cuda"
+    with pytest.raises(NlpipeError, match="unknown device 'gpu'"):
+        resolve_device("gpu")

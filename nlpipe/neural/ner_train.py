@@ -15,6 +15,7 @@ from ..conllu_io import open_input, read_conllu
 from ..corpora import get_ner_tags, read_conll2003, read_uner
 from ..errors import NlpipeError
 from ..stage import write_config
+from .device import resolve_device
 from .embeddings import init_vectors, load_glove
 from .features import AffixVocab, Vocab, affix_keys, word_key
 from .tagger import DEFAULTS, NeuralTagger
@@ -85,9 +86,7 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    dev_name = "cuda" if device in ("cuda", "auto") and torch.cuda.is_available() else "cpu"
-    if device == "cuda" and dev_name != "cuda":
-        raise NlpipeError("--device cuda: no CUDA device available")
+    dev_name = resolve_device(device)
     tdev = torch.device(dev_name)
     train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
     labels = ["O"] + sorted({t for _, tags, _ in train_s for t in tags} - {"O"},

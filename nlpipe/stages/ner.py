@@ -17,7 +17,8 @@ import numpy as np
 from ..conllu_io import MISC, Sentence, misc_set
 from ..corpora import set_ner_tags
 from ..decode import chain
-from ..errors import ModelError, NlpipeError
+from ..errors import ModelError
+from ..neural.device import resolve_device
 from ..neural.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 
 WEIGHTS = "weights.npz"
@@ -102,7 +103,7 @@ class NERStage:
                 self.crf = chain.ConstrainedChain(labels, arrays["crf.trans"], arrays["crf.start"], arrays["crf.end"])
             except KeyError:
                 raise ModelError(f"{model_dir}: CRF model without CRF weights") from None
-        self.device = self._pick_device(device)
+        self.device = resolve_device(device)
         try:
             if hp["arch"] == "idcnn" and self.device == "cpu":
                 from ..neural.idcnn_numpy import IDCNNInference
@@ -118,18 +119,6 @@ class NERStage:
                 self.torch_model = from_arrays(hp, labels, arrays).to(torch.device(self.device))
         except (KeyError, RuntimeError, ValueError) as e:
             raise ModelError(f"{model_dir}: weights do not match config.json ({type(e).__name__}: {e})") from None
-
-    @staticmethod
-    def _pick_device(device: str) -> str:
-        if device == "cpu":
-            return "cpu"
-        import torch
-
-        if torch.cuda.is_available():
-            return "cuda"
-        if device == "cuda":
-            raise NlpipeError("--device cuda: no CUDA device available")
-        return "cpu"
 
     def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
         """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models with ``probs``)."""

@@ -25,6 +25,7 @@ import numpy as np
 from ..batching import length_batches
 from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from ..errors import STAGE_INPUT, InputError, NlpipeError
+from ..neural.device import resolve_device
 from ..neural.weights import WeightAverage, read_model_dir, save_model_dir
 from ..stage import fill_in_chunks, read_config, write_config
 
@@ -168,19 +169,6 @@ class BiaffineModel:
 
 # ---------------------------------------------------------------------------------------------
 # The stage
-
-def resolve_device(device: str) -> str:
-    """``cpu``, ``cuda`` or ``auto`` (cuda when available) -> a torch device name."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise NlpipeError("--device cuda asked but no CUDA device is available")
-    if device not in ("cpu", "cuda"):
-        raise NlpipeError(f"unknown device '{device}' (expected cpu, cuda or auto)")
-    return device
-
 
 def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
     """The sentences of ``chunk`` that have words; an :class:`InputError` for one without POS tags

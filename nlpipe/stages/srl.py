@@ -299,7 +299,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     batches are small matrices, and on a busy 2-core machine a second thread mostly spin-waits
     (en_ewt test: 658 sentences/s with one thread, 178 with two; bench/srl.py).
     """
-    from .parse import resolve_device
+    from ..neural.device import resolve_device
 
     model = LisaModel.load(Path(model_dir), config, resolve_device(device))
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
