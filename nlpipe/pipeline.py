@@ -219,36 +219,36 @@ class Pipeline:
 
     def annotate(self, sentences: List[Sentence], path: str, warn: Warn) -> None:
         """Run every stage over ``sentences`` (replaced in the list if a stage yields new objects)."""
-        for stage in self.annotators:
-            limit = getattr(stage, "max_len", None)
-            todo: List[int] = []
-            long: List[int] = []
-            for i, s in enumerate(sentences):
-                if self.keep_existing and is_filled(stage, s):
-                    continue
-                (long if limit is not None and len(s.words) > limit else todo).append(i)
-            if todo:
-                try:
-                    out = list(stage.annotate(sentences[i] for i in todo))
-                except InputError as e:   # a stage names no file: this is the file it read
-                    raise e.at(path) from None
-                if len(out) != len(todo):
-                    raise RuntimeError(f"stage {stage.name} returned {len(out)} sentences for {len(todo)}")
-                for i, s in zip(todo, out):
-                    sentences[i] = s
-            if long:
-                if getattr(stage, "windowable", False):
-                    try:
-                        annotate_windowed(stage, [sentences[i] for i in long], limit)
-                    except InputError as e:
-                        raise e.at(path) from None
-                    for i in long:
-                        warn(f"{describe(sentences[i], path)}: {len(sentences[i].words)} words, more than "
-                             f"the {stage.name} model's limit of {limit}; annotated in windows")
-                else:
-                    for i in long:
-                        warn(f"{describe(sentences[i], path)}: {len(sentences[i].words)} words, more than "
-                             f"the {stage.name} model's limit of {limit}; passed through without {stage.name}")
+        try:
+            for stage in self.annotators:
+                self._run_stage(stage, sentences, path, warn)
+        except InputError as e:   # a stage names no file: this is the file it read
+            raise e.at(path) from None
+
+    def _run_stage(self, stage: Any, sentences: List[Sentence], path: str, warn: Warn) -> None:
+        limit = getattr(stage, "max_len", None)
+        todo: List[int] = []
+        long: List[int] = []
+        for i, s in enumerate(sentences):
+            if self.keep_existing and is_filled(stage, s):
+                continue
+            (long if limit is not None and len(s.words) > limit else todo).append(i)
+        if todo:
+            out = list(stage.annotate(sentences[i] for i in todo))
+            if len(out) != len(todo):
+                raise RuntimeError(f"stage {stage.name} returned {len(out)} sentences for {len(todo)}")
+            for i, s in zip(todo, out):
+                sentences[i] = s
+        if long:
+            if getattr(stage, "windowable", False):
+                annotate_windowed(stage, [sentences[i] for i in long], limit)
+                for i in long:
+                    warn(f"{describe(sentences[i], path)}: {len(sentences[i].words)} words, more than "
+                         f"the {stage.name} model's limit of {limit}; annotated in windows")
+            else:
+                for i in long:
+                    warn(f"{describe(sentences[i], path)}: {len(sentences[i].words)} words, more than "
+                         f"the {stage.name} model's limit of {limit}; passed through without {stage.name}")
 
 
 # ----------------------------------------------------------------------------------------------
