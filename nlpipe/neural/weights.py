@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, TypeVar
 
 from ..errors import ModelError
+from ..stage import write_config
 
 M = TypeVar("M")
 
@@ -82,8 +83,6 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
 def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[str, Any]) -> None:
     """Write a torch stage's model directory: ``vocab.json``, ``weights.pt`` (see :func:`save_half`)
     and ``config.json``."""
-    from ..stage import write_config
-
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     save_half(net, out_dir / "weights.pt")
