@@ -37,7 +37,8 @@ class TrainOptions:
     epochs: int = 8
     batch_size: int = 512
     average_every: int = 20
-    min_count: int = 2              # feature keys seen fewer times share the unknown row
+    min_count: int = 6              # feature keys seen fewer times share the unknown row (en_ewt dev:
+                                    # LAS 77.2 with 2, 79.8 with 3, 80.7 with 6)
     min_word: int = 2               # words seen fewer times are UNK
     explore: float = 0.0            # > 0: also train on the parser's own paths, following it this often
     explore_from: int = 2           # the first epoch (1-based) that does
