@@ -244,3 +244,22 @@ def test_train_rejects_a_weight_average_decay_outside_0_1(tmp_path):
 
     r = run_cli("train", "parse", "--train", "x", "--dev", "y", "--out", str(tmp_path), "--ema", "1.0")
     assert r.returncode == 2 and "--ema" in r.stderr.decode()
+
+
+def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypatch):
+    from click.testing import CliRunner
+
+    calls = []
+    done = {"best": {"uas": 0.0, "las": 0.0, "epoch": 1}, "minutes": 0.0}
+    monkeypatch.setattr(P, "train", lambda *a, **kw: calls.append(kw) or done)
+    monkeypatch.setattr(P, "train_transition", lambda *a, **kw: calls.append(a[3]) or done)
+    base = ["--train", "t", "--dev", "d", "--out", "m"]
+    for args in (base, base + ["--epochs", "3", "--lr", "0.1"],
+                 base + ["--parser", "transition"], base + ["--parser", "transition", "--epochs", "3", "--lr", "0.1"]):
+        assert CliRunner().invoke(P.train_command, args).exit_code == 0
+    biaffine, biaffine_given, transition, transition_given = calls
+    assert "epochs" not in biaffine and "lr" not in biaffine          # train()'s own defaults apply
+    assert (biaffine["ema"], biaffine["decay"], biaffine["batch_tokens"]) == (0.999, 0.93, 1000)
+    assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
+    assert (transition.epochs, transition.lr, transition.min_count) == (8, 0.02, 6)
+    assert (transition_given.epochs, transition_given.lr) == (3, 0.1)

@@ -588,20 +588,19 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
                   explore: float, explore_from: int, run_margin: Optional[float], run_checkpoints: Optional[str],
                   clusters_path: Optional[str], pos_source: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
+    given = {k: v for k, v in (("epochs", epochs), ("lr", lr)) if v is not None}  # else each parser's default
     if parser == "transition":
         from ..transition.train import TrainOptions
 
-        options = TrainOptions(mode=mode, margin=margin, lr=0.02 if lr is None else lr, l2=l2,
-                               epochs=8 if epochs is None else epochs, average_every=average_every,
-                               min_count=min_count, explore=explore, explore_from=explore_from, seed=seed)
+        options = TrainOptions(mode=mode, margin=margin, l2=l2, average_every=average_every, min_count=min_count,
+                               explore=explore, explore_from=explore_from, seed=seed, **given)
         result = train_transition(train_path, dev_path, out_dir, options, pos_source, clusters_path,
                                   run_margin, run_checkpoints)
     else:
-        result = train(train_path, dev_path, out_dir, epochs=60 if epochs is None else epochs,
-                       max_minutes=max_minutes, batch_tokens=batch_tokens, lr=2e-3 if lr is None else lr,
+        result = train(train_path, dev_path, out_dir, max_minutes=max_minutes, batch_tokens=batch_tokens,
                        seed=seed, threads=threads, device=device, glove_words_file=glove_words,
                        glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
-                       init=init, decay=decay, ema=ema)
+                       init=init, decay=decay, ema=ema, **given)
     best = result["best"]
     click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
                f"{result['minutes']} min -> {out_dir}", err=True)
