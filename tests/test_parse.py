@@ -1,6 +1,7 @@
 """The parse stage: training on a tiny treebank, save/load, annotation of HEAD/DEPREL only, errors."""
 from __future__ import annotations
 
+import inspect
 import io
 import json
 from pathlib import Path
@@ -260,6 +261,8 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     biaffine, biaffine_given, transition, transition_given = calls
     assert "epochs" not in biaffine and "lr" not in biaffine          # train()'s own defaults apply
     assert (biaffine["ema"], biaffine["decay"], biaffine["batch_tokens"]) == (0.999, 0.93, 1000)
+    defaults = {k: v.default for k, v in inspect.signature(P.train).parameters.items()}
+    assert all(biaffine[k] == defaults[k] for k in ("max_minutes", "batch_tokens", "glove_top", "decay", "ema"))
     assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
     assert (transition.epochs, transition.lr, transition.min_count) == (8, 0.02, 6)
     assert (transition_given.epochs, transition_given.lr) == (3, 0.1)

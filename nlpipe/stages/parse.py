@@ -9,6 +9,7 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.transiti
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import math
 import random
@@ -533,29 +534,33 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
     return summary
 
 
+# the biaffine options' defaults are train()'s, so that the command and the library agree
+_BIAFFINE = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+
+
 @click.command(name="parse")
 @click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True)
 @click.option("--train", "train_path", required=True, metavar="T", help="Training CoNLL-U (gold trees; "
               "POS as the parser will see them: jack-knifed predicted tags).")
 @click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U (model selection).")
 @click.option("--out", "out_dir", required=True, metavar="M", help="Model directory to write.")
-@click.option("--epochs", type=int, default=None, help="Epochs [biaffine: 60, transition: 8].")
-@click.option("--max-minutes", default=85.0, show_default=True, help="Stop before passing this time (biaffine).")
-@click.option("--batch-tokens", default=1000, show_default=True, help="Biaffine batch size in tokens.")
-@click.option("--lr", type=float, default=None, help="Learning rate [biaffine: 2e-3 (Adam), transition: 0.02 "
-              "(AdaGrad)].")
+@click.option("--epochs", type=int, default=None, help=f"Epochs [biaffine: {_BIAFFINE['epochs']}, transition: 8].")
+@click.option("--max-minutes", default=_BIAFFINE["max_minutes"], show_default=True, help="Stop before passing this time (biaffine).")
+@click.option("--batch-tokens", default=_BIAFFINE["batch_tokens"], show_default=True, help="Biaffine batch size in tokens.")
+@click.option("--lr", type=float, default=None, help=f"Learning rate [biaffine: {_BIAFFINE['lr']:g} (Adam), "
+              "transition: 0.02 (AdaGrad)].")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--threads", default=2, show_default=True, help="torch CPU threads.")
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", show_default=True)
 @click.option("--glove-words", default=None, metavar="F",
               help="GloVe word list (one a line) where pyarrow is not installed.")
-@click.option("--glove-top", default=40000, show_default=True, help="Frequent GloVe words kept besides "
+@click.option("--glove-top", default=_BIAFFINE["glove_top"], show_default=True, help="Frequent GloVe words kept besides "
               "the training words.")
 @click.option("--hidden", default=DEFAULT_HYPER["hidden"], show_default=True, help="BiLSTM units per direction.")
 @click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
 @click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
-@click.option("--decay", default=0.93, show_default=True, help="Learning-rate factor per epoch.")
-@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.999, show_default=True,
+@click.option("--decay", default=_BIAFFINE["decay"], show_default=True, help="Learning-rate factor per epoch.")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=_BIAFFINE["ema"], show_default=True,
               help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
               "per batch, e.g. 0.999 (0: the trained weights).")
 @click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
