@@ -250,6 +250,7 @@ def test_train_rejects_a_weight_average_decay_outside_0_1(tmp_path):
 def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypatch):
     from click.testing import CliRunner
 
+    defaults = {k: v.default for k, v in inspect.signature(P.train).parameters.items()}
     calls = []
     done = {"best": {"uas": 0.0, "las": 0.0, "epoch": 1}, "minutes": 0.0}
     monkeypatch.setattr(P, "train", lambda *a, **kw: calls.append(kw) or done)
@@ -261,7 +262,6 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     biaffine, biaffine_given, transition, transition_given = calls
     assert "epochs" not in biaffine and "lr" not in biaffine          # train()'s own defaults apply
     assert (biaffine["ema"], biaffine["decay"], biaffine["batch_tokens"]) == (0.999, 0.93, 1000)
-    defaults = {k: v.default for k, v in inspect.signature(P.train).parameters.items()}
     assert all(biaffine[k] == defaults[k] for k in ("max_minutes", "batch_tokens", "glove_top", "decay", "ema"))
     assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
     assert (transition.epochs, transition.lr, transition.min_count) == (8, 0.02, 6)
