@@ -1,0 +1,103 @@
+"""Every shipped model's output on en_ewt test and on data/sample.txt, pinned by sha256.
+
+The hashes were recorded before the redesign (issue 23) moved the code, so they state what the
+models wrote then: a refactor that changes a single byte of any stage's output fails here. The
+commands are the ones a user types; the raw text is en_ewt test's ``# text`` lines, a paragraph's
+sentences joined by a space and paragraphs (``# newpar``/``# newdoc``) separated by a blank line.
+"""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]
+
+SAMPLE = REPO / "data" / "sample.txt"
+
+# name -> (arguments after `nlpipe`, input: "gold" = en_ewt test CoNLL-U, "raw" = its raw text,
+# "sample" = data/sample.txt; the input file is the last argument)
+COMMANDS = {
+    "tokenize-raw": (["tokenize"], "raw"),
+    "tokenize-rules-raw": (["tokenize", "--method", "rules"], "raw"),
+    "pos-gold": (["pos"], "gold"),
+    "parse-gold": (["parse"], "gold"),
+    "parse-transition-gold": (["parse", "--parser", "transition"], "gold"),
+    "ner-gold": (["ner"], "gold"),
+    "predicates-gold": (["predicates"], "gold"),
+    "srl-gold": (["srl"], "gold"),
+    "srl-parse-from-input-gold": (["srl", "--parse-from-input"], "gold"),
+    "annotate-raw": (["annotate"], "raw"),
+    "annotate-sample": (["annotate"], "sample"),
+    "annotate-sample-rules-transition": (
+        ["annotate", "--model", "tokenize=tokenize-rules-ewt", "--model", "parse=parse-transition-ewt"],
+        "sample"),
+}
+
+EXPECTED = {  # recorded at c3c905c, before the redesign
+    "annotate-raw": "213906dcbda7e771efc60874716e541ec4cb64254151a9279300568788e85834",
+    "annotate-sample": "d0866bd2d758ec28c7fb264a854af84f84b22e0f5c34ce5714cf1125f20dfaa9",
+    "annotate-sample-rules-transition": "8c42b828edd1197302c69ae54a084969ed549d039211a34ccd750762c905c083",
+    "ner-gold": "ed8d503b68add7b647c0f08aa22fea3ec8cd5e678daaf6002a1c70d04d35486f",
+    "parse-gold": "e16d03cef4f57b6ee6f3b0da07ffe6509baa804c19ee0f8cfba968dbb06932a7",
+    "parse-transition-gold": "41964579311108fb355a64f5ca4861a1ab46e31588979ca3d59085f833ff8ad0",
+    "pos-gold": "b65f5e8d9b819439d5652a91614a730b35ffe39266f5bea988f070970c9957fa",
+    "predicates-gold": "fd2f622c47bbd6f1cd3a31d9e46baf302d337e085b4c0a923b1ec71cee800bf7",
+    "srl-gold": "27592cfacb86950b687c472ba26b297d18b77f4f7567fa81b9ee0eaa620065fc",
+    "srl-parse-from-input-gold": "cabdee7bb7277d90122eb3bce8c6c83c70deb88e29f2d418a375d849a3f23dc9",
+    "tokenize-raw": "e9d711c1b22a390f4f2cb6810b8736372d6a4517f057959b19ec48b2a02a14e2",
+    "tokenize-rules-raw": "9bd1e971d5154611a97a261881e78285064b8bdc8143ab6b11eeed436aca5273",
+}
+
+
+def raw_text(conllu: Path) -> str:
+    """The gold sentences' ``# text``, a paragraph per line block (see the module docstring)."""
+    paragraphs = []
+    for block in conllu.read_text(encoding="utf-8").split("\n\n"):
+        comments = [line for line in block.split("\n") if line.startswith("#")]
+        text = [c.split("=", 1)[1].strip() for c in comments if c[1:].split("=")[0].strip() == "text"]
+        if not text:
+            continue
+        if not paragraphs or any(c[1:].replace("=", " ").split()[:1] in (["newpar"], ["newdoc"])
+                                 for c in comments):
+            paragraphs.append([])
+        paragraphs[-1].append(text[0])
+    return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
+
+
+def outputs(corpora: Path, tmp: Path, names) -> dict:
+    gold = corpora / "en_ewt" / "en_ewt-ud-test.conllu"
+    if not gold.is_file():
+        pytest.skip(f"{gold} not found")
+    raw = tmp / "en_ewt-test.txt"
+    raw.write_text(raw_text(gold), encoding="utf-8")
+    inputs = {"gold": gold, "raw": raw, "sample": SAMPLE}
+    hashes = {}
+    for name in names:
+        args, source = COMMANDS[name]
+        r = subprocess.run([sys.executable, "-m", "nlpipe", *args, str(inputs[source])],
+                           capture_output=True, timeout=900)
+        assert r.returncode == 0, (name, r.stderr.decode(errors="replace")[-2000:])
+        hashes[name] = hashlib.sha256(r.stdout).hexdigest()
+    return hashes
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_shipped_output_unchanged(name, corpora, tmp_path):
+    assert outputs(corpora, tmp_path, [name]) == {name: EXPECTED[name]}
+
+
+if __name__ == "__main__":
+    # print the table of hashes (used once, before the redesign, to fill EXPECTED)
+    import json
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        corp = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+        print(json.dumps(outputs(corp, Path(d), sorted(COMMANDS)), indent=1))
