@@ -4,7 +4,7 @@
     python bench/annotate.py [--jobs 1,2] [--repeat N] [--copies K] [--stages S1,S2] [--json]
     python bench/annotate.py --big [--size-gb 1.0] [--stages S1,S2]
 
-Input: the raw text of en_ewt test (built with nlpipe.evaluate.raw_text from
+Input: the raw text of en_ewt test (built with nlpipe.runtime.evaluate.raw_text from
 ${NLPIPE_CORPORA:-../shared/corpora}/en_ewt/en_ewt-ud-test.conllu) written to a temporary file.
 
 Rows:
@@ -35,11 +35,11 @@ from typing import Any, Dict, List
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import parse_string, read_file  # noqa: E402
-from nlpipe.evaluate import raw_text  # noqa: E402
-from nlpipe.parallel import usable_cpus  # noqa: E402
-from nlpipe.pipeline import CHUNK_SENTENCES, available_stages  # noqa: E402
-from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.io.conllu import parse_string, read_file  # noqa: E402
+from nlpipe.runtime.evaluate import raw_text  # noqa: E402
+from nlpipe.runtime.parallel import usable_cpus  # noqa: E402
+from nlpipe.runtime.pipeline import CHUNK_SENTENCES, available_stages  # noqa: E402
+from nlpipe.registry import load_stage  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 

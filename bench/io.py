@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import open_input, read_conllu, write_conllu  # noqa: E402
+from nlpipe.io.conllu import open_input, read_conllu, write_conllu  # noqa: E402
 
 
 def nlpipe_pass(path: str) -> None:

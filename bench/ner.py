@@ -26,8 +26,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from nlpipe.decode import chain  # noqa: E402
-from nlpipe.neural.features import Vocab, shape_ids  # noqa: E402
-from nlpipe.neural.ner_train import read_ner_file  # noqa: E402
+from nlpipe.nn.features import Vocab, shape_ids  # noqa: E402
+from nlpipe.train.ner import read_ner_file  # noqa: E402
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
 
@@ -47,7 +47,7 @@ CONFIGS: List[Tuple[str, str, bool, Dict[str, Any]]] = [
 def build(arch: str, crf: bool, extra: Dict[str, Any], n_words: int, device: Any) -> Any:
     import torch
 
-    from nlpipe.neural.tagger import DEFAULTS, NeuralTagger
+    from nlpipe.nn.tagger import DEFAULTS, NeuralTagger
 
     hp = dict(DEFAULTS[arch], arch=arch, crf=crf, context="sentence", **extra)
     torch.manual_seed(0)
@@ -97,7 +97,7 @@ def time_torch(model: Any, feats: List[Tuple[np.ndarray, np.ndarray]], size: int
 
 def time_numpy(model: Any, feats: List[Tuple[np.ndarray, np.ndarray]], size: int, repeats: int) -> float:
     """Tokens/s of the numpy ID-CNN path (what `nlpipe ner` runs on CPU)."""
-    from nlpipe.neural.idcnn_numpy import IDCNNInference
+    from nlpipe.models.idcnn_numpy import IDCNNInference
 
     arrays = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
     inf = IDCNNInference(arrays, model.hp["dilations"], model.hp["n_blocks"])

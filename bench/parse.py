@@ -33,8 +33,8 @@ from typing import Any, Dict, List
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import HEAD, read_file  # noqa: E402
-from nlpipe.evaluate import score, strip_stage  # noqa: E402
+from nlpipe.io.conllu import HEAD, read_file  # noqa: E402
+from nlpipe.runtime.evaluate import score, strip_stage  # noqa: E402
 import peers as P  # noqa: E402  (bench/peers.py)
 from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
@@ -83,7 +83,7 @@ def main(argv: Any = None) -> Dict[str, Any]:
     import torch
 
     torch.set_num_threads(args.threads)
-    from nlpipe.stage import load_stage
+    from nlpipe.registry import load_stage
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-parse-"))
     gold = list(read_file(args.gold))
@@ -135,7 +135,7 @@ def main(argv: Any = None) -> Dict[str, Any]:
 
 def transition_rows(args: Any, gold: List[Any], tagged: List[Any], stripped: Path, tmp: Path) -> Dict[str, Any]:
     """Full model vs dynamic feature selection at each margin (in process), and the shell filter."""
-    from nlpipe.stage import load_stage
+    from nlpipe.registry import load_stage
 
     n_sent = len(tagged)
     margins: List[Any] = [None] + [float(m) for m in args.margins.split(",") if m.strip()]

@@ -26,9 +26,9 @@ from typing import Any, Callable, Dict, List, Optional
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import (DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, XPOS,  # noqa: E402
+from nlpipe.io.conllu import (DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, XPOS,  # noqa: E402
                               parse_string, read_file, to_string)
-from nlpipe.evaluate import strip_stage  # noqa: E402
+from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 PEERS = REPO / "bench" / ".peers"

@@ -10,10 +10,10 @@ from scratch on the same data, given the tokens only; skipped when not installed
 Columns: XPOS, UPOS, XPOS on words unseen in training, mean templates per word, tagging tokens/s
 (tagging only, this process on one core; wall clock and CPU time) and speed-ups over the full
 model (wall and CPU). The rows are timed in interleaved rounds
-(timing.interleaved_best). Accuracy comes from nlpipe.evaluate.score (nlpipe.metrics). Models
+(timing.interleaved_best). Accuracy comes from nlpipe.runtime.evaluate.score (nlpipe.metrics). Models
 missing under --work are trained first (`nlpipe train pos` defaults plus --train-args).
 
-    python bench/pos.py [--dynamic nlpipe/models/pos-ewt] [--work /tmp/nlpipe-bench-pos] [--json]
+    python bench/pos.py [--dynamic nlpipe/shipped/pos-ewt] [--work /tmp/nlpipe-bench-pos] [--json]
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import FORM, UPOS, XPOS, read_file  # noqa: E402
-from nlpipe.evaluate import score, strip_stage  # noqa: E402
-from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.io.conllu import FORM, UPOS, XPOS, read_file  # noqa: E402
+from nlpipe.runtime.evaluate import score, strip_stage  # noqa: E402
+from nlpipe.registry import load_stage  # noqa: E402
 import peers as P  # noqa: E402  (bench/peers.py)
 from timing import interleaved_best  # noqa: E402  (bench/timing.py)
 
@@ -90,7 +90,7 @@ def command_speed(model: str, test: str, repeat: int) -> float:
 
 def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dynamic", default=str(REPO / "nlpipe" / "models" / "pos-ewt"), help="dynamic model")
+    ap.add_argument("--dynamic", default=str(REPO / "nlpipe" / "shipped" / "pos-ewt"), help="dynamic model")
     ap.add_argument("--work", default="/tmp/nlpipe-bench-pos", help="where baseline models are trained/kept")
     ap.add_argument("--corpus", default=str(CORPORA / "en_ewt"))
     ap.add_argument("--split", default="test")

@@ -3,9 +3,9 @@
     python bench/srl.py [--lisa M] --sa M_SA [--split test] [--threads 2] [--json]
 
 Steps, in one run: (1) join en_ewt test with the PropBank EWT spans (annotated documents only,
-:mod:`nlpipe.srl_data`); (2) re-tag it with the shipped POS tagger and re-parse it with the shipped
+:mod:`nlpipe.train.srl_data`); (2) re-tag it with the shipped POS tagger and re-parse it with the shipped
 biaffine parser (``nlpipe pos | nlpipe parse``); (3) score SRL (srl-eval.pl semantics, via
-:func:`nlpipe.evaluate.score`) for SA, LISA with its own parse, LISA with the injected biaffine parse
+:func:`nlpipe.runtime.evaluate.score`) for SA, LISA with its own parse, LISA with the injected biaffine parse
 (``--parse-from-input``) and LISA with the gold parse, each with predicted and with gold predicates;
 predicate P/R/F1 of both models; greedy (argmax + BIO repair) vs Viterbi decoding; (4) time the shell
 filter ``nlpipe srl < en_ewt test > out`` (model loading included) and the in-process stage.
@@ -28,13 +28,13 @@ from typing import Any, Dict, List, Tuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import open_input, read_conllu, read_file  # noqa: E402
-from nlpipe.corpora import read_conll2012  # noqa: E402
+from nlpipe.io.conllu import open_input, read_conllu, read_file  # noqa: E402
+from nlpipe.io.formats import read_conll2012  # noqa: E402
 from nlpipe.decode.chain import is_valid_bio  # noqa: E402
-from nlpipe.evaluate import score, strip_stage  # noqa: E402
+from nlpipe.runtime.evaluate import score, strip_stage  # noqa: E402
 from nlpipe.metrics import srl_tags  # noqa: E402
-from nlpipe.srl_data import join_propbank  # noqa: E402
-from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.train.srl_data import join_propbank  # noqa: E402
+from nlpipe.registry import load_stage  # noqa: E402
 
 
 def gold_file(corpora: Path, split: str) -> List[Any]:

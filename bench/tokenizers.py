@@ -7,14 +7,14 @@ Two settings, both built from the `# text` lines of
 ${NLPIPE_CORPORA:-../shared/corpora}/en_ewt/en_ewt-ud-test.conllu:
 
 - ``paragraphs``: a paragraph's sentences joined by one space, a blank line between paragraphs
-  (exactly the input of ``nlpipe eval tokenize``, :func:`nlpipe.evaluate.raw_text`);
+  (exactly the input of ``nlpipe eval tokenize``, :func:`nlpipe.runtime.evaluate.raw_text`);
 - ``one line per document``: a document's sentences joined by one space, one document per line and
   no blank lines (no paragraph breaks: every sentence end must be found from the text).
 
 Systems: nlpipe trained (the character model), nlpipe rules (Punkt + EWT word rules), NLTK Punkt
 trained on EWT train text + the Treebank word tokenizer, and spaCy 3 rules (``blank("en")`` +
 sentencizer) and UDPipe 1 (a model trained on EWT train, path in $UDPIPE_MODEL) when installed.
-All outputs are scored by :mod:`nlpipe.evaluate` (conll18_ud_eval.py semantics). Speed: tokenization
+All outputs are scored by :mod:`nlpipe.runtime.evaluate` (conll18_ud_eval.py semantics). Speed: tokenization
 alone (models loaded, output sentences built in memory, nothing written), best of ``--repeat`` runs,
 one thread (OMP/BLAS threads set to 1 before numpy loads), as wall-clock and as process CPU time (the
 latter is steadier on a busy machine); tokens are gold tokens; the ratio column is the wall-clock
@@ -38,9 +38,9 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.conllu_io import Sentence, parse_string, read_file  # noqa: E402
-from nlpipe.evaluate import raw_text, score  # noqa: E402
-from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.io.conllu import Sentence, parse_string, read_file  # noqa: E402
+from nlpipe.runtime.evaluate import raw_text, score  # noqa: E402
+from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.stages.tokenize import SentenceSpan, Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))

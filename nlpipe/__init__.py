@@ -7,8 +7,8 @@ __version__ = "0.1.0"
 def load(stage: str, model: "str | None" = None, **options):
     """Load a stage (``"tokenize"``, ``"pos"``, ...) with its default or the given model.
 
-    The returned object has ``annotate(sentences)``; see :mod:`nlpipe.stage`.
+    The returned object has ``annotate(sentences)``; see :mod:`nlpipe.registry`.
     """
-    from .stage import load_stage
+    from nlpipe.registry import load_stage
 
     return load_stage(stage, model, **options)

@@ -1,4 +1,4 @@
 """`python -m nlpipe ...` is the same as the `nlpipe` command."""
-from .cli import main
+from nlpipe.cli import main
 
 main()

@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .conllu_io import DEPREL, FORM, HEAD, ID, MISC, UPOS, XPOS, Sentence, misc_get
-from .errors import STAGE_INPUT, InputError, NlpipeError
+from nlpipe.io.conllu import DEPREL, FORM, HEAD, ID, MISC, UPOS, XPOS, Sentence, misc_get
+from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 
 
 @dataclass(frozen=True)

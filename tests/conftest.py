@@ -36,9 +36,9 @@ def run_cli(*args: str, input: bytes = b"", cwd: "str | None" = None) -> subproc
 def ewt_test_tagged():
     """(gold, tagged): en_ewt test, and the same with HEAD/DEPREL removed and POS from the shipped
     tagger, which is what the parsers' corpus checks read; tagged once per test session."""
-    from nlpipe.conllu_io import read_file
-    from nlpipe.evaluate import strip_stage
-    from nlpipe.stage import load_stage
+    from nlpipe.io.conllu import read_file
+    from nlpipe.runtime.evaluate import strip_stage
+    from nlpipe.registry import load_stage
 
     path = CORPORA / "en_ewt" / "en_ewt-ud-test.conllu"
     if not path.exists():

@@ -12,11 +12,11 @@ import pytest
 
 from conftest import run_cli
 from nlpipe.cli import main
-from nlpipe.conllu_io import HEAD, MISC, UPOS, misc_get, parse_string, to_string
+from nlpipe.io.conllu import HEAD, MISC, UPOS, misc_get, parse_string, to_string
 from nlpipe.errors import InputError, NlpipeError
-from nlpipe.pipeline import (Chunk, Pipeline, PipelineSpec, available_stages, conllu_chunks, process_chunk,
+from nlpipe.runtime.pipeline import (Chunk, Pipeline, PipelineSpec, available_stages, conllu_chunks, process_chunk,
                              run_annotate, sentence_chunks, shell_equivalent)
-from nlpipe.progress import Progress
+from nlpipe.runtime.progress import Progress
 from test_annotate_standins import install, make_model, subprocess_env
 
 REPO = Path(__file__).resolve().parent.parent
@@ -248,7 +248,7 @@ def test_option_errors(tmp_path, standins, capsys):
 
 
 def test_no_model_for_a_stage_fails_before_writing(tmp_path, monkeypatch, capsys):
-    from nlpipe import stage as registry
+    from nlpipe import registry
 
     monkeypatch.setitem(registry.DEFAULT_MODELS, "srl", [])
     out = tmp_path / "out.conllu"
@@ -384,7 +384,7 @@ def test_progress_shows_on_a_terminal(tmp_path):
 
 
 def test_chain_runs_lisa_once_and_feeds_it_the_chains_parse():
-    from nlpipe.pipeline import PipelineSpec, chain_options, chain_stages, shell_equivalent
+    from nlpipe.runtime.pipeline import PipelineSpec, chain_options, chain_stages, shell_equivalent
 
     spec = PipelineSpec(["tokenize", "pos", "parse", "predicates", "srl"])
     assert chain_stages(spec) == ["pos", "parse", "srl"]

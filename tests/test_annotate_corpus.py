@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from nlpipe.conllu_io import read_file
-from nlpipe.evaluate import raw_text
-from nlpipe.pipeline import PipelineSpec, available_stages, shell_equivalent
+from nlpipe.io.conllu import read_file
+from nlpipe.runtime.evaluate import raw_text
+from nlpipe.runtime.pipeline import PipelineSpec, available_stages, shell_equivalent
 
 pytestmark = [pytest.mark.slow, pytest.mark.corpus]
 

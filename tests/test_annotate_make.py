@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nlpipe.pipeline import run_annotate
+from nlpipe.runtime.pipeline import run_annotate
 from test_annotate_standins import install, subprocess_env
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """Stand-in stages for the annotate, parallel, distributed and robustness tests.
 
 They let the pipeline machinery be tested before (and independently of) the real pos/parse/ner
-models: small deterministic stages registered in ``nlpipe.stage.ARCHS`` with model directories in a
+models: small deterministic stages registered in ``nlpipe.registry.ARCHS`` with model directories in a
 temporary folder. Every model option sits in the model's ``config.json`` so worker processes, Dask
 workers and subprocesses (through :func:`subprocess_env`) load exactly the same stand-ins.
 
@@ -22,8 +22,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator
 
-from nlpipe.conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
-from nlpipe.stage import write_config
+from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
+from nlpipe.io.model_dir import write_config
 
 MODULE = "test_annotate_standins"
 TESTS = Path(__file__).resolve().parent
@@ -152,7 +152,7 @@ def register(dirs: Dict[str, Path], monkeypatch: Any = None) -> None:
     """Add the stand-in architectures and make ``dirs`` (stage -> model dir) the default models.
     The real predicates/srl models are unset as defaults, so the default chain is exactly the
     stand-ins in this process, its worker processes and subprocesses alike."""
-    from nlpipe import stage as registry
+    from nlpipe import registry
 
     defaults = {s: [str(d)] for s, d in dirs.items()}
     defaults.update({s: [] for s in ("predicates", "srl") if s not in dirs})
@@ -190,8 +190,8 @@ def subprocess_env(tmp_path: Path, root: Path, stages: Iterable[str] = ("pos", "
 
 
 def test_standins_load_through_the_registry(tmp_path, monkeypatch):
-    from nlpipe.conllu_io import parse_string
-    from nlpipe.stage import load_stage
+    from nlpipe.io.conllu import parse_string
+    from nlpipe.registry import load_stage
 
     install(tmp_path, monkeypatch)
     sents = parse_string("1\tA\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdog\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
@@ -204,8 +204,8 @@ def test_standins_load_through_the_registry(tmp_path, monkeypatch):
 
 def test_standin_parser_fails_without_pos(tmp_path, monkeypatch):
     import pytest
-    from nlpipe.conllu_io import parse_string
-    from nlpipe.stage import load_stage
+    from nlpipe.io.conllu import parse_string
+    from nlpipe.registry import load_stage
 
     install(tmp_path, monkeypatch)
     with pytest.raises(RuntimeError):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from nlpipe.batching import length_batches
+from nlpipe.nn.batching import length_batches
 
 
 def test_batches_respect_the_padded_token_budget_and_cover_every_index_once():

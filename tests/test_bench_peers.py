@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from nlpipe.conllu_io import DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, XPOS, parse_string, to_string
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, XPOS, parse_string, to_string
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 peers = pytest.importorskip("peers")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from nlpipe import stage
+from nlpipe import registry
 from nlpipe.cli import main
 
 from conftest import FIXTURES, REPO, run_cli
@@ -23,7 +23,7 @@ def test_help_lists_every_command():
 
 
 def test_stage_without_model_says_so(monkeypatch, capsys):
-    monkeypatch.setitem(stage.DEFAULT_MODELS, "srl", [])
+    monkeypatch.setitem(registry.DEFAULT_MODELS, "srl", [])
     with pytest.raises(SystemExit) as e:
         main(["srl", str(FIXTURES / "special.conllu")])
     assert e.value.code == 2

@@ -6,7 +6,7 @@ import io
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nlpipe.conllu_io import (FORM, HEAD, MISC, UPOS, Sentence, misc_get, misc_set, parse_string, read_conllu,
+from nlpipe.io.conllu import (FORM, HEAD, MISC, UPOS, Sentence, misc_get, misc_set, parse_string, read_conllu,
                               to_string, write_conllu)
 from nlpipe.errors import InputError
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nlpipe.conllu_io import parse_string, to_string
-from nlpipe.convert import bracket_column, convert, write_conll2005, write_text
+from nlpipe.io.conllu import parse_string, to_string
+from nlpipe.runtime.convert import bracket_column, convert, write_conll2005, write_text
 from nlpipe.errors import InputError, NlpipeError
 
 from conftest import FIXTURES, run_cli
@@ -46,7 +46,7 @@ def test_conllu_to_conll2003_defaults():
     sents = parse_string("# newdoc id = d\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\tNE=B-PER\n"
                          "2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdo\tdo\tAUX\tVBP\t_\t1\taux\t_\t_\n"
                          "3\tn't\tnot\tPART\tRB\t_\t1\tadvmod\t_\t_\n\n")
-    from nlpipe.convert import write_conll2003
+    from nlpipe.runtime.convert import write_conll2003
 
     out = io.StringIO()
     assert write_conll2003(sents, out) == 1

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlpipe.conllu_io import MISC, Sentence, parse_string, read_file
-from nlpipe.corpora import (AlignReport, Frame, JoinReport, align_conll2012, bio_spans, bio_to_bioes,
+from nlpipe.io.conllu import MISC, Sentence, parse_string, read_file
+from nlpipe.io.formats import (AlignReport, Frame, JoinReport, align_conll2012, bio_spans, bio_to_bioes,
                             bioes_to_bio, doc_key, frames_from_misc, frames_to_misc, get_ner_tags,
                             iob1_to_bio, parse_brackets, read_conll2003, read_conll2012, read_up,
                             read_uner, spans_to_bio)
@@ -136,7 +136,7 @@ def test_join_uner_by_sent_id():
 
 
 def join_uner_fixture(uner, report):
-    from nlpipe.corpora import join_uner
+    from nlpipe.io.formats import join_uner
 
     return join_uner(read_file(str(CORP / "uner-ud.conllu")), uner, report)
 

@@ -13,9 +13,9 @@ from typing import Dict
 
 import pytest
 
-from nlpipe.conllu_io import parse_string
+from nlpipe.io.conllu import parse_string
 from nlpipe.errors import NlpipeError
-from nlpipe.pipeline import Annotator, PipelineSpec
+from nlpipe.runtime.pipeline import Annotator, PipelineSpec
 from test_annotate_standins import install, register
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -84,7 +84,7 @@ def outputs(d: Path) -> Dict[str, str]:
 
 
 def test_cluster_output_equals_the_local_run(tmp_path, cluster, setup):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     inputs, expected = setup
     warnings = []
@@ -96,7 +96,7 @@ def test_cluster_output_equals_the_local_run(tmp_path, cluster, setup):
 
 
 def test_finished_files_are_not_redone(tmp_path, cluster, setup):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     inputs, expected = setup
     out = tmp_path / "out"
@@ -114,7 +114,7 @@ def test_finished_files_are_not_redone(tmp_path, cluster, setup):
 def test_a_failed_task_is_retried_and_reported(tmp_path, cluster, setup, monkeypatch):
     from distributed import Client
 
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     inputs, expected = setup
     marker = tmp_path / "failed-once"
@@ -135,7 +135,7 @@ def test_a_failed_task_is_retried_and_reported(tmp_path, cluster, setup, monkeyp
 
 
 def test_input_errors_are_reported_not_retried(tmp_path, cluster, setup):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     inputs, expected = setup
     bad = tmp_path / "in" / "bad.conllu"
@@ -149,7 +149,7 @@ def test_input_errors_are_reported_not_retried(tmp_path, cluster, setup):
 def test_survives_a_killed_worker(tmp_path, cluster, setup):
     from distributed import Client
 
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     inputs, expected = setup
     out = tmp_path / "out"
@@ -178,7 +178,7 @@ def test_survives_a_killed_worker(tmp_path, cluster, setup):
 
 
 def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     (tmp_path / "a.txt").write_text("Text.\n")
     monkeypatch.setitem(sys.modules, "distributed", None)
@@ -187,7 +187,7 @@ def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_cluster_needs_an_output_directory(tmp_path):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     with pytest.raises(NlpipeError, match="-o must be a directory"):
         run_cluster("tcp://127.0.0.1:1", ["a.txt"], "-")
@@ -211,7 +211,7 @@ def test_the_command_line_on_a_cluster(tmp_path, cluster):
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, cluster):
-    from nlpipe.distributed import run_cluster
+    from nlpipe.runtime.distributed import run_cluster
 
     (tmp_path / "a.txt").write_text("Text.\n")
     with pytest.raises(NlpipeError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1 "):

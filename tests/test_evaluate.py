@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from nlpipe import evaluate as ev
+from nlpipe.runtime import evaluate as ev
 from nlpipe.cli import main
-from nlpipe.conllu_io import DEPREL, HEAD, MISC, UPOS, XPOS, misc_get, read_file, to_string
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, UPOS, XPOS, misc_get, read_file, to_string
 from nlpipe.errors import NlpipeError
 
 from conftest import FIXTURES, run_cli

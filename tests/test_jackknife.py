@@ -1,4 +1,4 @@
-"""Jack-knifed POS tags for parser training (python -m nlpipe.jackknife)."""
+"""Jack-knifed POS tags for parser training (python -m nlpipe.train.jackknife)."""
 from __future__ import annotations
 
 import subprocess
@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from nlpipe.conllu_io import HEAD, UPOS, XPOS, parse_string, read_file
+from nlpipe.io.conllu import HEAD, UPOS, XPOS, parse_string, read_file
 from nlpipe.errors import NlpipeError
-from nlpipe.jackknife import document_folds, jackknife
+from nlpipe.train.jackknife import document_folds, jackknife
 from test_pos import TRAIN, TRAIN_ARGS
 
 
@@ -62,7 +62,7 @@ def test_a_failing_fold_is_a_clear_error_and_writes_nothing(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text(doc_file(4), encoding="utf-8")
     out = tmp_path / "jk.conllu"
-    r = subprocess.run([sys.executable, "-m", "nlpipe.jackknife", "--train", str(train), "--dev", str(train),
+    r = subprocess.run([sys.executable, "-m", "nlpipe.train.jackknife", "--train", str(train), "--dev", str(train),
                         "--out", str(out), "--folds", "2", "--work", str(tmp_path / "w"), "--", "--epochs", "x"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "nlpipe train pos failed" in r.stderr and "train.log" in r.stderr

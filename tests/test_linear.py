@@ -13,7 +13,7 @@ from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
 from nlpipe.linear.margin import margin_stops
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, parse_template
-from nlpipe.linear.trainer import TrainOptions, train_tagger
+from nlpipe.train.pos import TrainOptions, train_tagger
 
 # Hand-written toy data: (forms, labels, ambiguity tags). "can" and "fish" are ambiguous.
 RAW = [
@@ -314,7 +314,7 @@ def _toy_rows(seed: int = 0):
 
 @pytest.mark.parametrize("mode", ["full", "dynamic", "dynamic+full"])
 def test_fit_learns_from_plain_feature_rows(mode):
-    from nlpipe.linear.train import fit
+    from nlpipe.train.linear_fit import fit
 
     rows, gold = _toy_rows()
     weights = [np.zeros((9, 4), np.float32) for _ in range(3)]
@@ -324,7 +324,7 @@ def test_fit_learns_from_plain_feature_rows(mode):
 
 
 def test_fit_never_pushes_against_disallowed_labels():
-    from nlpipe.linear.train import fit
+    from nlpipe.train.linear_fit import fit
 
     rows, gold = _toy_rows(1)
     allowed = np.zeros((len(gold), 4), dtype=bool)
@@ -335,7 +335,7 @@ def test_fit_never_pushes_against_disallowed_labels():
 
 
 def test_fit_calls_back_with_the_averaged_weights():
-    from nlpipe.linear.train import fit
+    from nlpipe.train.linear_fit import fit
 
     rows, gold = _toy_rows(2)
     weights = [np.zeros((9, 4), np.float32) for _ in range(3)]

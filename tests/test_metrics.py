@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from nlpipe import metrics
-from nlpipe.conllu_io import parse_string, read_file
+from nlpipe.io.conllu import parse_string, read_file
 from nlpipe.errors import InputError, NlpipeError
 
 from conftest import FIXTURES

@@ -6,10 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlpipe.conllu_io import MISC, misc_get, misc_set, parse_string, to_string
+from nlpipe.io.conllu import MISC, misc_get, misc_set, parse_string, to_string
 from nlpipe.decode.chain import is_valid_bio
 from nlpipe.errors import ModelError
-from nlpipe.stage import load_stage, read_config
+from nlpipe.io.model_dir import read_config
+from nlpipe.registry import load_stage
 from nlpipe.stages.ner import NERStage, _units
 
 from conftest import FIXTURES, run_cli
@@ -42,7 +43,7 @@ def test_shipped_model_writes_only_valid_ne_tags(name):
 
 
 def test_shipped_config_names_its_data_and_scores():
-    config = read_config(Path(__file__).resolve().parent.parent / "nlpipe/models/ner-uner-ewt", "ner")
+    config = read_config(Path(__file__).resolve().parent.parent / "nlpipe/shipped/ner-uner-ewt", "ner")
     assert config["arch"] == "idcnn.v1" and config["model"]["crf"] is False
     assert "uner" in config["training"]["train"].lower()
     assert 0 < config["training"]["scores"]["test_f1"] <= 100
@@ -118,7 +119,7 @@ def test_training_data_without_entities_is_refused(tmp_path):
 
 
 def _copy_model(tmp_path):
-    src = Path(__file__).resolve().parent.parent / "nlpipe/models/ner-uner-ewt"
+    src = Path(__file__).resolve().parent.parent / "nlpipe/shipped/ner-uner-ewt"
     dst = tmp_path / "model"
     shutil.copytree(src, dst)
     return dst

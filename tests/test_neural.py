@@ -7,12 +7,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nlpipe.decode import chain  # noqa: E402
-from nlpipe.neural.crf import CRF  # noqa: E402
-from nlpipe.neural.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
+from nlpipe.nn.crf import CRF  # noqa: E402
+from nlpipe.nn.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
                                     word_key, word_shape)
-from nlpipe.neural.idcnn import IDCNN  # noqa: E402
-from nlpipe.neural.idcnn_numpy import IDCNNInference  # noqa: E402
-from nlpipe.neural.tagger import DEFAULTS, NeuralTagger  # noqa: E402
+from nlpipe.nn.idcnn import IDCNN  # noqa: E402
+from nlpipe.models.idcnn_numpy import IDCNNInference  # noqa: E402
+from nlpipe.nn.tagger import DEFAULTS, NeuralTagger  # noqa: E402
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 
@@ -152,7 +152,7 @@ def test_expectation_linear_penalty_is_added_only_with_dropout():
 
 
 def test_weight_average_follows_the_decay_and_swaps_back():
-    from nlpipe.neural.weights import WeightAverage
+    from nlpipe.nn.weights import WeightAverage
 
     net = torch.nn.Linear(2, 1)
     with torch.no_grad():
@@ -171,7 +171,7 @@ def test_weight_average_follows_the_decay_and_swaps_back():
 
 
 def test_shared_dropout_drops_the_same_units_at_every_time_step():
-    from nlpipe.neural.parser_encoder import dropout
+    from nlpipe.nn.parser_encoder import dropout
 
     x = torch.ones(4, 30, 64)
     torch.manual_seed(0)
@@ -196,7 +196,7 @@ def test_biaffine_hyper_parameter_turns_on_shared_dropout_and_old_configs_keep_i
 
 
 def test_adam_steps_like_the_default_implementation():
-    from nlpipe.neural.optim import adam
+    from nlpipe.train.optim import adam
 
     torch.manual_seed(0)
     a, b = torch.nn.Linear(5, 3), torch.nn.Linear(5, 3)
@@ -215,7 +215,7 @@ def test_device_option_is_resolved_in_one_place(monkeypatch):
     import torch
 
     from nlpipe.errors import NlpipeError
-    from nlpipe.neural.device import resolve_device
+    from nlpipe.nn.device import resolve_device
 
     assert resolve_device("cpu") == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from nlpipe.conllu_io import parse_string
+from nlpipe.io.conllu import parse_string
 from nlpipe.errors import InputError, ModelError, NlpipeError
-from nlpipe.pipeline import run_annotate
+from nlpipe.runtime.pipeline import run_annotate
 from test_annotate_standins import install, make_model
 
 TEXT = "".join(f"Paragraph {p} starts here. It has a Second sentence.\n\n" for p in range(30))
@@ -74,7 +74,7 @@ def test_skip_bad_in_workers(tmp_path, monkeypatch):
     text = conllu(40, bad_at=33)
     src.write_text(text, encoding="utf-8")
     warnings = []
-    monkeypatch.setattr("nlpipe.pipeline.print_warning", warnings.append)
+    monkeypatch.setattr("nlpipe.runtime.pipeline.print_warning", warnings.append)
     one = run(tmp_path, [src], "one.conllu", stages=["pos"], skip_bad=True, batch=4)
     two = run(tmp_path, [src], "two.conllu", stages=["pos"], skip_bad=True, jobs=2, batch=4)
     assert one == two
@@ -115,8 +115,8 @@ def test_a_dying_worker_ends_the_run_with_an_error_not_a_hang(tmp_path, monkeypa
 
 
 def test_workers_and_the_main_process_split_the_cores_between_their_math_threads(tmp_path, monkeypatch):
-    from nlpipe import parallel
-    from nlpipe.pipeline import PipelineSpec
+    from nlpipe.runtime import parallel
+    from nlpipe.runtime.pipeline import PipelineSpec
 
     install(tmp_path / "models", monkeypatch, stages=("pos",))
     for var in parallel.THREAD_VARS:  # set, then deleted: monkeypatch restores whatever ChunkPool sets

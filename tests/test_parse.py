@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from nlpipe.conllu_io import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
 from nlpipe.decode.mst import is_tree, projective_mask
 from nlpipe.errors import InputError, ModelError
-from nlpipe.stage import load_stage, read_config
+from nlpipe.io.model_dir import read_config
+from nlpipe.registry import load_stage
 from nlpipe.stages import parse as P
 
 TREEBANK = """\
@@ -212,8 +213,8 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
 def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagged):
     """The default parser on en_ewt test tagged by the shipped tagger: well-formed trees with one
     root each, and the issue's LAS and UAS."""
-    from nlpipe.evaluate import score, strip_stage
-    from nlpipe.stage import MODELS_DIR
+    from nlpipe.runtime.evaluate import score, strip_stage
+    from nlpipe.registry import MODELS_DIR
 
     if not (MODELS_DIR / "parse-biaffine-ewt").is_dir():
         pytest.skip("no shipped biaffine parser")

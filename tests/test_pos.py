@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nlpipe.conllu_io import UPOS, XPOS, parse_string, to_string
+from nlpipe.io.conllu import UPOS, XPOS, parse_string, to_string
 from nlpipe.errors import InputError, ModelError, NlpipeError
-from nlpipe.stage import load_stage
+from nlpipe.registry import load_stage
 from nlpipe.stages import pos
 
 from conftest import run_cli
@@ -176,12 +176,12 @@ def test_order_from_reuses_another_models_order(model_dir, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # The shipped model
 
-SHIPPED = Path(__file__).resolve().parent.parent / "nlpipe" / "models" / "pos-ewt"
+SHIPPED = Path(__file__).resolve().parent.parent / "nlpipe" / "shipped" / "pos-ewt"
 
 
 def test_shipped_model_is_the_default_and_tags():
     if not (SHIPPED / "config.json").is_file():
-        pytest.skip("shipped model nlpipe/models/pos-ewt not built yet")
+        pytest.skip("shipped model nlpipe/shipped/pos-ewt not built yet")
     tagger = load_stage("pos")
     sents = list(tagger.annotate(parse_string(INPUT)))
     assert [w[XPOS] for w in sents[0].words] == ["PRP", "MD", "RB", "VB", "."]
@@ -191,22 +191,22 @@ def test_shipped_model_is_the_default_and_tags():
 @pytest.mark.slow
 @pytest.mark.corpus
 def test_shipped_model_accuracy_on_ewt_dev(corpora):
-    from nlpipe.evaluate import evaluate
+    from nlpipe.runtime.evaluate import evaluate
 
     if not (SHIPPED / "config.json").is_file():
-        pytest.skip("shipped model nlpipe/models/pos-ewt not built yet")
+        pytest.skip("shipped model nlpipe/shipped/pos-ewt not built yet")
     r = evaluate("pos", str(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"), model=str(SHIPPED))
     assert r["xpos"] >= 94.0 and r["upos"] >= 94.5
 
 
 # en_ewt dev accuracy (XPOS, UPOS) of `fixed` models trained on the first n templates of the shipped
-# order (`nlpipe train pos --mode fixed --n N --order-from nlpipe/models/pos-ewt`, 2026-11-24)
+# order (`nlpipe train pos --mode fixed --n N --order-from nlpipe/shipped/pos-ewt`, 2026-11-24)
 FIXED_DEV = {1: (83.47, 85.76), 3: (86.89, 88.47), 5: (88.69, 90.12), 10: (89.57, 91.24)}
 
 
 @pytest.fixture(scope="module")
 def ewt_dev(corpora):
-    from nlpipe.conllu_io import read_file
+    from nlpipe.io.conllu import read_file
 
     return list(read_file(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"))
 
@@ -217,7 +217,7 @@ def ewt_dev(corpora):
 def test_shipped_model_prefixes_are_as_good_as_fixed_models(ewt_dev, n):
     """Each short prefix of the dynamic model tags about as well as a model trained on it alone
     (target: within 0.3; UPOS of the first template alone is at -0.32 on dev, -0.30 on test)."""
-    from nlpipe.evaluate import score, strip_stage
+    from nlpipe.runtime.evaluate import score, strip_stage
 
     gold = ewt_dev
     tagger = load_stage("pos", str(SHIPPED), margin=-1, limit=n)

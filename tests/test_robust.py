@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from nlpipe.conllu_io import read_conllu, to_string
+from nlpipe.io.conllu import read_conllu, to_string
 from nlpipe.errors import InputError, ModelError
-from nlpipe.pipeline import Chunk, conllu_chunks, parse_chunk
-from nlpipe.stage import MODELS_DIR, load_stage
+from nlpipe.runtime.pipeline import Chunk, conllu_chunks, parse_chunk
+from nlpipe.registry import MODELS_DIR, load_stage
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = (REPO / "data" / "sample.txt").read_text(encoding="utf-8")
@@ -254,7 +254,7 @@ def test_no_loader_in_the_package_can_unpickle():
 @pytest.mark.parametrize("stage, weights", [("ner", "weights.npz"), ("parse", "weights.pt")])
 def test_stage_weights_with_a_pickle_payload_give_a_model_error(tmp_path, stage, weights):
     """Each shipped default model of a neural stage, with its weights replaced by a payload."""
-    from nlpipe.stage import DEFAULT_MODELS
+    from nlpipe.registry import DEFAULT_MODELS
 
     shipped = [MODELS_DIR / m for m in DEFAULT_MODELS.get(stage, []) if (MODELS_DIR / m / weights).is_file()]
     if not shipped:
@@ -320,7 +320,7 @@ def test_reader_round_trips_or_raises_input_error(text, batch):
 # A 5,000-word sentence through every shipped stage
 
 def test_a_5000_word_sentence_through_the_shipped_stages(tmp_path):
-    from nlpipe.pipeline import available_stages
+    from nlpipe.runtime.pipeline import available_stages
 
     stages = [s for s in available_stages() if s != "tokenize"]
     if not stages:

@@ -11,12 +11,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import run_cli  # noqa: E402
-from nlpipe.conllu_io import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
+from nlpipe.io.conllu import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
 from nlpipe.decode.chain import is_valid_bio  # noqa: E402
 from nlpipe.errors import InputError, ModelError  # noqa: E402
-from nlpipe.evaluate import strip_stage  # noqa: E402
-from nlpipe.neural.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
-from nlpipe.stage import load_stage  # noqa: E402
+from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
+from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
+from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.stages import srl  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures" / "srl"
@@ -30,7 +30,7 @@ def gold():
 
 
 def tiny_model(syntax: bool = True, seed: int = 0) -> srl.LisaModel:
-    from nlpipe.neural.lisa_train import build_vocab
+    from nlpipe.train.srl import build_vocab
 
     torch.manual_seed(seed)
     examples = [srl.example(s, TRAIN, gold=True) for s in gold()]
@@ -110,7 +110,7 @@ def _others(misc):
 
 
 def test_srl_output_is_valid_bio_and_touches_only_pred_and_srl(model_dir):
-    from nlpipe.conllu_io import misc_set
+    from nlpipe.io.conllu import misc_set
     from nlpipe.metrics import srl_tags
 
     stage = load_stage("srl", str(model_dir))
@@ -206,8 +206,8 @@ def test_missing_or_corrupt_model_files(model_dir, tmp_path):
 
 
 def test_join_propbank_keeps_annotated_documents_only():
-    from nlpipe.corpora import read_conll2012
-    from nlpipe.srl_data import join_propbank
+    from nlpipe.io.formats import read_conll2012
+    from nlpipe.train.srl_data import join_propbank
 
     ud = parse_string(
         "# newdoc id = answers-d1\n# sent_id = a\n"

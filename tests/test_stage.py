@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from nlpipe.errors import ModelError
-from nlpipe.stage import read_config, write_config
+from nlpipe.io.model_dir import read_config, write_config
 
 
 def test_model_for_another_stage_is_refused(tmp_path):
@@ -22,8 +22,8 @@ def test_also_stages_lets_one_model_serve_several(tmp_path):
 
 
 def test_fill_in_chunks_fills_each_chunk_before_yielding_it_in_input_order():
-    from nlpipe.conllu_io import parse_string
-    from nlpipe.stage import fill_in_chunks
+    from nlpipe.io.conllu import parse_string
+    from nlpipe.stages.base import fill_in_chunks
 
     sents = parse_string("".join(f"1\tw{i}\t_\t_\t_\t_\t_\t_\t_\t_\n\n" for i in range(5)))
     seen = []

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpipe.cli import main
-from nlpipe.conllu_io import FORM, MISC, parse_string, read_file, to_string
+from nlpipe.io.conllu import FORM, MISC, parse_string, read_file, to_string
 from nlpipe.errors import InputError, ModelError
-from nlpipe.stage import MODELS_DIR, load_stage, read_config
+from nlpipe.io.model_dir import read_config
+from nlpipe.registry import MODELS_DIR, load_stage
 from nlpipe.stages.tokenize import load_rules
 
 from conftest import run_cli
@@ -267,7 +268,7 @@ def _ewt_raw_text(path) -> str:
 @pytest.mark.slow
 @pytest.mark.corpus
 def test_ewt_dev_scores(tok, corpora, tmp_path):
-    from nlpipe.evaluate import evaluate
+    from nlpipe.runtime.evaluate import evaluate
 
     gold = corpora / "en_ewt" / "en_ewt-ud-dev.conllu"
     raw = tmp_path / "dev.txt"

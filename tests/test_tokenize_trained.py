@@ -9,12 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpipe.cli import main
-from nlpipe.conllu_io import FORM, MISC, parse_string, read_file, to_string
+from nlpipe.io.conllu import FORM, MISC, parse_string, read_file, to_string
 from nlpipe.errors import ModelError
-from nlpipe.neural.segmenter import (INSIDE, SENT_END, SPACE, TOKEN_END, CharVocab, MultiwordExpander,
+from nlpipe.models.segmenter import (INSIDE, SENT_END, SPACE, TOKEN_END, CharVocab, MultiwordExpander,
                                      labelled_paragraphs, learn_multiwords)
-from nlpipe.neural.segmenter_numpy import SegmenterInference
-from nlpipe.stage import MODELS_DIR, load_stage, read_config
+from nlpipe.models.segmenter_numpy import SegmenterInference
+from nlpipe.io.model_dir import read_config
+from nlpipe.registry import MODELS_DIR, load_stage
 from nlpipe.stages.tokenize import TrainedTokenizer, load_trained
 
 from conftest import FIXTURES, run_cli
@@ -103,7 +104,7 @@ def test_char_ids_buckets_and_glue():
 
 def test_rule_features_mark_rule_token_and_sentence_ends():
     from nlpipe.stages.tokenize import rule_features
-    from nlpipe.tokenizer_rules import load_json
+    from nlpipe.models.rules_tokenizer import load_json
 
     rules = MODELS_DIR / "tokenize-rules-ewt"
     words = load_json(rules / "words.json")
@@ -161,7 +162,7 @@ def test_tokenizing_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys; from nlpipe.stage import load_stage; "
+    code = ("import sys; from nlpipe.registry import load_stage; "
             "load_stage('tokenize', 'tokenize-char-ewt').tokenize_text('Hi there. Bye.'); "
             "print('torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -331,7 +332,7 @@ def test_training_rejects_a_window_shorter_than_the_receptive_field(tmp_path, ca
 @pytest.mark.slow
 @pytest.mark.corpus
 def test_ewt_dev_scores(corpora):
-    from nlpipe.evaluate import evaluate
+    from nlpipe.runtime.evaluate import evaluate
 
     result = evaluate("tokenize", str(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"), model=MODEL)
     assert result["tokens_f1"] >= 99.3

@@ -7,17 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlpipe.conllu_io import DEPREL, HEAD, parse_string, read_file
+from nlpipe.io.conllu import DEPREL, HEAD, parse_string, read_file
 from nlpipe.decode.mst import is_tree
 from nlpipe.errors import InputError, ModelError, NlpipeError
-from nlpipe.evaluate import strip_stage
-from nlpipe.stage import load_stage, read_config
+from nlpipe.runtime.evaluate import strip_stage
+from nlpipe.io.model_dir import read_config
+from nlpipe.registry import load_stage
 from nlpipe.stages import parse as P
-from nlpipe.transition.features import DEFAULT_TEMPLATES, FeaturePlan, atom_sizes, parse_template
-from nlpipe.transition.lookup import KeyHash, RowTable
-from nlpipe.transition.model import TransitionModel
-from nlpipe.transition.system import SHIFT, SWAP, Configurations, Oracle, projective_order
-from nlpipe.transition.train import TrainOptions, train_parser
+from nlpipe.models.transition.features import DEFAULT_TEMPLATES, FeaturePlan, atom_sizes, parse_template
+from nlpipe.models.transition.lookup import KeyHash, RowTable
+from nlpipe.models.transition.model import TransitionModel
+from nlpipe.models.transition.system import SHIFT, SWAP, Configurations, Oracle, projective_order
+from nlpipe.train.transition import TrainOptions, train_parser
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
 
@@ -192,7 +193,7 @@ def test_plan_reads_grandchildren_valencies_and_mixed_blocks():
 
 @pytest.mark.parametrize("probes", [0, 1, 3])
 def test_key_hash_and_row_table_find_every_key(probes, monkeypatch):
-    import nlpipe.transition.lookup as lookup
+    import nlpipe.models.transition.lookup as lookup
     monkeypatch.setattr(lookup, "PROBES", probes)      # 0: every lookup takes the binary-search path
     rng = np.random.default_rng(0)
     keys = np.unique(rng.integers(0, 1 << 40, size=5000))
@@ -281,7 +282,7 @@ def test_training_fits_the_tiny_treebank(model_dir, name, margin):
 
 
 def test_exploration_collects_only_configurations_off_the_gold_path(model_dir):
-    from nlpipe.transition.train import explore_examples
+    from nlpipe.train.transition import explore_examples
 
     trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in P.read_treebank(str(model_dir / "dev.conllu"))]
     model = TransitionModel.load(model_dir / "mx")
@@ -403,8 +404,8 @@ def test_oracle_rebuilds_every_en_ewt_training_tree():
 def test_shipped_model_gives_well_formed_trees_on_en_ewt_test(ewt_test_tagged):
     """Every tree of the en_ewt test set (tagged by the shipped tagger) is well formed, with and
     without a margin, and the full model keeps its measured accuracy."""
-    from nlpipe.evaluate import score
-    from nlpipe.stage import MODELS_DIR
+    from nlpipe.runtime.evaluate import score
+    from nlpipe.registry import MODELS_DIR
 
     if not (MODELS_DIR / "parse-transition-ewt").is_dir():
         pytest.skip("no shipped transition parser")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rebuild the shipped rule tokenizer model (nlpipe/models/tokenize-rules-ewt) from UD EWT train.
+"""Rebuild the shipped rule tokenizer model (nlpipe/shipped/tokenize-rules-ewt) from UD EWT train.
 
 Learns, from the gold tokenization of the training file only:
 - Punkt sentence parameters (nltk PunktTrainer on the raw paragraphs rebuilt from ``# text``),
@@ -15,7 +15,7 @@ Learns, from the gold tokenization of the training file only:
 
 Usage:
     python tools/train_punkt.py --train ../shared/corpora/en_ewt/en_ewt-ud-train.conllu \\
-        --out nlpipe/models/tokenize-rules-ewt [--scores scores.json]
+        --out nlpipe/shipped/tokenize-rules-ewt [--scores scores.json]
 
 The scores are measured after training (see "evaluation" in config.json) and recorded with --scores.
 """
@@ -32,9 +32,9 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from nltk.tokenize.punkt import PunktTrainer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from nlpipe.conllu_io import FORM, MISC, Sentence, misc_get, read_file  # noqa: E402
-from nlpipe.stage import write_config  # noqa: E402
-from nlpipe.tokenizer_rules import punkt_to_json  # noqa: E402
+from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file  # noqa: E402
+from nlpipe.io.model_dir import write_config  # noqa: E402
+from nlpipe.models.rules_tokenizer import punkt_to_json  # noqa: E402
 
 # Hand-written English knowledge, used where the training data is too thin (a word seen once):
 # title and calendar abbreviations, and prefixes that EWT attaches with a hyphen when it keeps them whole.

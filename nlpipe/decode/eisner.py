@@ -12,7 +12,7 @@ from typing import Tuple, Type
 
 import torch
 
-from .semiring import LogSemiring, MaxSemiring, NEG
+from nlpipe.decode.semiring import LogSemiring, MaxSemiring, NEG
 
 
 def _stripe(x: torch.Tensor, n: int, w: int, offset: Tuple[int, int] = (0, 0), across: bool = True

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from .eisner import inside
-from .semiring import LogSemiring, NEG
+from nlpipe.decode.eisner import inside
+from nlpipe.decode.semiring import LogSemiring, NEG
 
 
 def projective_log_partition(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .clusters import SIZES, Clusters
+from nlpipe.linear.clusters import SIZES, Clusters
 
 UNK, PAD = 0, 1
 

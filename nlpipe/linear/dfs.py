@@ -14,9 +14,9 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .margin import checkpoint_schedule, margin_stops  # noqa: F401 (checkpoint_schedule: re-exported)
-from .model import TemplatedModel
-from .templates import Layout, context_keys, static_keys, word_only
+from nlpipe.linear.margin import checkpoint_schedule, margin_stops  # noqa: F401 (checkpoint_schedule: re-exported)
+from nlpipe.linear.model import TemplatedModel
+from nlpipe.linear.templates import Layout, context_keys, static_keys, word_only
 
 
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,

@@ -2,7 +2,7 @@
 
 A prediction adds template score rows one template at a time and stops at the first prefix where
 its best label leads every other by ``margin`` (Strubell et al.). The tagger (:mod:`.dfs`) and the
-transition parser (:mod:`nlpipe.transition`) both call :func:`margin_stops` on their running sums.
+transition parser (:mod:`nlpipe.models.transition`) both call :func:`margin_stops` on their running sums.
 """
 from __future__ import annotations
 

@@ -14,11 +14,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import ModelError
-from .attributes import PAD, Attributes
-from .clusters import CLUSTERS_FILE, Clusters
-from .storage import compact_tables, load_tables, save_tables
-from .templates import Layout, Template, check_radix, full_keys, parse_template
+from nlpipe.errors import ModelError
+from nlpipe.linear.attributes import PAD, Attributes
+from nlpipe.linear.clusters import CLUSTERS_FILE, Clusters
+from nlpipe.linear.storage import compact_tables, load_tables, save_tables
+from nlpipe.linear.templates import Layout, Template, check_radix, full_keys, parse_template
 
 WEIGHTS_FILE = "weights.npz"
 DENSE_LIMIT = 1 << 20   # templates with fewer possible keys than this get a direct key -> row table

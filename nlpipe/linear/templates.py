@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .attributes import ATTR_INDEX, ATTRS, CLUSTER_ATTRS
+from nlpipe.linear.attributes import ATTR_INDEX, ATTRS, CLUSTER_ATTRS
 
 MAX_OFFSET = 2
 MAX_KEY = 1 << 62

@@ -1,6 +1,6 @@
 """Named-entity recognition stage: ID-CNN (or Bi-LSTM) taggers writing MISC ``NE=B-PER`` tags.
 
-Inference of an ID-CNN on the CPU runs in numpy (:mod:`nlpipe.neural.idcnn_numpy`) so that the
+Inference of an ID-CNN on the CPU runs in numpy (:mod:`nlpipe.models.idcnn_numpy`) so that the
 filter starts without importing torch; Bi-LSTM models and ``device=cuda`` use torch. Sentences are
 streamed in chunks; each chunk is length-sorted into batches and decoded in one vectorised call
 (greedy + BIO repair, or CRF Viterbi). ``--context document`` models see whole documents
@@ -14,12 +14,12 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import click
 import numpy as np
 
-from ..conllu_io import MISC, Sentence, misc_set
-from ..corpora import set_ner_tags
-from ..decode import chain
-from ..errors import ModelError
-from ..neural.device import resolve_device
-from ..neural.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
+from nlpipe.io.conllu import MISC, Sentence, misc_set
+from nlpipe.io.formats import set_ner_tags
+from nlpipe.decode import chain
+from nlpipe.errors import ModelError
+from nlpipe.nn.device import resolve_device
+from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 
 WEIGHTS = "weights.npz"
 WORDS = "words.txt"
@@ -106,14 +106,14 @@ class NERStage:
         self.device = resolve_device(device)
         try:
             if hp["arch"] == "idcnn" and self.device == "cpu":
-                from ..neural.idcnn_numpy import IDCNNInference
+                from nlpipe.models.idcnn_numpy import IDCNNInference
 
                 self.numpy_model: Optional[Any] = IDCNNInference(arrays, hp["dilations"], hp["n_blocks"])
                 self.torch_model = None
             else:
                 import torch
 
-                from ..neural.tagger import from_arrays
+                from nlpipe.nn.tagger import from_arrays
 
                 self.numpy_model = None
                 self.torch_model = from_arrays(hp, labels, arrays).to(torch.device(self.device))
@@ -204,7 +204,7 @@ class NERStage:
 
 
 def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> NERStage:
-    """Stage loader named in :data:`nlpipe.stage.ARCHS` (``idcnn.v1``, ``bilstm.v1``)."""
+    """Stage loader named in :data:`nlpipe.registry.ARCHS` (``idcnn.v1``, ``bilstm.v1``)."""
     return NERStage(Path(model_dir), config, **options)
 
 
@@ -244,7 +244,7 @@ def train_command(as_json: bool, **options: Any) -> None:
     """Train an NER model (ID-CNN or Bi-LSTM, greedy or CRF) and write it to --out."""
     import json
 
-    from ..neural.ner_train import train
+    from nlpipe.train.ner import train
 
     result = train(log=lambda m: click.echo(m, err=True), **options)
     click.echo(f"ner: dev F1 {result['dev']['f1']:.2f}"

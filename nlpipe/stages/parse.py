@@ -3,7 +3,7 @@
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
 else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
 affixes, tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
-A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.transition`) holds
+A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.transition`) holds
 ``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
 """
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any, Dict, IO, Iterable, Iterator, List, Optional, Sequence, 
 import click
 import numpy as np
 
-from ..batching import length_batches
-from ..conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
-from ..errors import STAGE_INPUT, InputError, NlpipeError
-from ..neural.device import resolve_device
-from ..neural.weights import WeightAverage, read_model_dir, save_model_dir
-from ..stage import fill_in_chunks, read_config, write_config
+from nlpipe.nn.batching import length_batches
+from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
+from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
+from nlpipe.nn.device import resolve_device
+from nlpipe.nn.weights import WeightAverage, read_model_dir, save_model_dir
+from nlpipe.io.model_dir import read_config, write_config
+from nlpipe.stages.base import fill_in_chunks
 
 ARCH = "biaffine.v1"
 CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
@@ -74,13 +75,13 @@ def read_treebank(path: str) -> List[Example]:
 # Model wrapper: vocabularies + torch module
 
 class BiaffineModel:
-    """The vocabularies and the :class:`~nlpipe.neural.biaffine.BiaffineParser` module together."""
+    """The vocabularies and the :class:`~nlpipe.nn.biaffine.BiaffineParser` module together."""
 
     def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu"):
         import torch
 
-        from ..neural.biaffine import BiaffineParser
-        from ..neural.parser_encoder import ParserEncoder, make_vocab
+        from nlpipe.nn.biaffine import BiaffineParser
+        from nlpipe.nn.parser_encoder import ParserEncoder, make_vocab
 
         self.torch = torch
         self.vocab = vocab
@@ -106,7 +107,7 @@ class BiaffineModel:
 
     def tensors(self, examples: Sequence[Example], gold: bool = False) -> Dict[str, Any]:
         """Padded ``[batch, N]`` id tensors (root at 0) and ``mask``; with ``gold`` also heads/rels."""
-        from ..neural.parser_encoder import N_AFFIXES, sentence_features
+        from nlpipe.nn.parser_encoder import N_AFFIXES, sentence_features
 
         torch = self.torch
         b = len(examples)
@@ -135,7 +136,7 @@ class BiaffineModel:
     def predict(self, examples: Sequence[Example], projective: bool = False, probs: bool = False
                 ) -> List[Tuple[List[int], List[str], Optional[List[float]]]]:
         """``(heads, labels, head probabilities or None)`` per example (one batch)."""
-        from ..decode.tree_marginals import marginals
+        from nlpipe.decode.tree_marginals import marginals
 
         torch = self.torch
         self.net.eval()
@@ -189,7 +190,7 @@ class ParseStage:
     requires = frozenset({"pos"})
     provides = frozenset({"parse"})
     # Scores grow with the square of the length (and the tree decoders faster): a longer sentence is
-    # passed through with a warning naming it (see nlpipe.pipeline); HEAD refers to word IDs, so no windows.
+    # passed through with a warning naming it (see nlpipe.runtime.pipeline); HEAD refers to word IDs, so no windows.
     max_len = 500
 
     def __init__(self, model: BiaffineModel, projective: bool = False, probs: bool = False,
@@ -258,7 +259,7 @@ TRANSITION_BATCH = 4096   # sentences parsed in lockstep at most
 
 
 class TransitionParseStage:
-    """Predicts HEAD and DEPREL with the greedy transition parser (:mod:`nlpipe.transition`)."""
+    """Predicts HEAD and DEPREL with the greedy transition parser (:mod:`nlpipe.models.transition`)."""
 
     name = "parse"
     requires = frozenset({"pos"})
@@ -307,8 +308,8 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
     template; default: the model's ``model.margin`` if set) and ``checkpoints`` (a schedule such as
     ``"4,8,16,32"``, see :func:`~nlpipe.linear.margin.checkpoint_schedule`). ``projective`` and
     ``probs`` belong to the biaffine parser and are refused."""
-    from ..linear.margin import checkpoint_schedule
-    from ..transition.model import TransitionModel
+    from nlpipe.linear.margin import checkpoint_schedule
+    from nlpipe.models.transition.model import TransitionModel
 
     if projective or probs:
         raise NlpipeError("--projective and --probs are options of the biaffine parser, not the transition parser")
@@ -325,7 +326,7 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
 
 def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = None) -> Any:
     """``score(model, margin)`` -> dev UAS/LAS (nlpipe.metrics, UD style) and mean templates."""
-    from ..evaluate import score, strip_stage
+    from nlpipe.runtime.evaluate import score, strip_stage
 
     gold = list(read_file(dev_path))
 
@@ -346,9 +347,9 @@ def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any,
     (``clusters.npz`` as the POS tagger saves it; the model keeps a copy); ``run_margin`` and
     ``run_checkpoints`` become the model's default margin inference (None: every template).
     Returns the summary."""
-    from ..linear.margin import checkpoint_schedule
-    from ..linear.clusters import Clusters
-    from ..transition.train import train_parser
+    from nlpipe.linear.margin import checkpoint_schedule
+    from nlpipe.linear.clusters import Clusters
+    from nlpipe.train.transition import train_parser
 
     try:
         schedule = checkpoint_schedule(run_checkpoints)
@@ -406,8 +407,8 @@ DEFAULT_HYPER: Dict[str, Any] = {
 def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top: int, min_affix: int = 2
                 ) -> Dict[str, List[str]]:
     """Vocabularies: training words plus the ``glove_top`` most frequent GloVe words (by word key)."""
-    from ..neural.features import word_key
-    from ..neural.parser_encoder import affix_keys
+    from nlpipe.nn.features import word_key
+    from nlpipe.nn.parser_encoder import affix_keys
 
     words: Dict[str, None] = {}
     for e in train:
@@ -427,8 +428,8 @@ def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top:
 
 def _glove_init(model: BiaffineModel, glove_words: Sequence[str], vectors: np.ndarray) -> int:
     """Initialise the word embeddings from GloVe (first occurrence of each word key); returns hits."""
-    from ..neural.embeddings import init_vectors
-    from ..neural.features import word_key
+    from nlpipe.nn.embeddings import init_vectors
+    from nlpipe.nn.features import word_key
 
     index: Dict[str, int] = {}
     for i, w in enumerate(glove_words):
@@ -443,7 +444,7 @@ def _glove_init(model: BiaffineModel, glove_words: Sequence[str], vectors: np.nd
 def evaluate_examples(model: BiaffineModel, gold_sents: List[Sentence], examples: List[Example],
                       batch_tokens: int = 5000) -> Dict[str, float]:
     """UAS/LAS (UD style, via :mod:`nlpipe.metrics`) of ``model`` on gold sentences."""
-    from ..evaluate import score, strip_stage
+    from nlpipe.runtime.evaluate import score, strip_stage
 
     pred = strip_stage("parse", gold_sents)
     stage = ParseStage(model, batch_tokens=batch_tokens)
@@ -467,8 +468,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
     """
     import torch
 
-    from ..neural.embeddings import load_glove
-    from ..neural.optim import adam
+    from nlpipe.nn.embeddings import load_glove
+    from nlpipe.train.optim import adam
 
     torch.manual_seed(seed)
     random.seed(seed)
@@ -582,7 +583,7 @@ _BIAFFINE = {k: v.default for k, v in inspect.signature(train).parameters.items(
 @click.option("--run-checkpoints", default=None, help="Transition: the model's default margin-test schedule, "
               "e.g. 8,24 (default: after every template).")
 @click.option("--clusters", "clusters_path", default=None, metavar="C",
-              help="Transition: word-cluster table (e.g. nlpipe/models/pos-ewt/clusters.npz); the model keeps a copy.")
+              help="Transition: word-cluster table (e.g. nlpipe/shipped/pos-ewt/clusters.npz); the model keeps a copy.")
 @click.option("--pos-source", default="as in the training file", help="Note for config.json: where the "
               "training file's POS tags come from.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
@@ -595,7 +596,7 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
     given = {k: v for k, v in (("epochs", epochs), ("lr", lr)) if v is not None}  # else each parser's default
     if parser == "transition":
-        from ..transition.train import TrainOptions
+        from nlpipe.train.transition import TrainOptions
 
         options = TrainOptions(mode=mode, margin=margin, l2=l2, average_every=average_every, min_count=min_count,
                                explore=explore, explore_from=explore_from, seed=seed, **given)

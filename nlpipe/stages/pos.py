@@ -19,10 +19,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional
 import click
 import numpy as np
 
-from ..conllu_io import FORM, UPOS, XPOS, Sentence
-from ..errors import ModelError, NlpipeError
-from ..linear.dfs import checkpoint_schedule, tag
-from ..linear.model import TemplatedModel
+from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
+from nlpipe.errors import ModelError, NlpipeError
+from nlpipe.linear.dfs import checkpoint_schedule, tag
+from nlpipe.linear.model import TemplatedModel
 
 ARCH = "dfs-tagger.v1"
 LABEL_SEP = "\t"
@@ -154,9 +154,9 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
 
 def read_tagged(path: str) -> List[tuple]:
     """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
-    from ..conllu_io import read_file
-    from ..errors import InputError
-    from ..metrics import row_line
+    from nlpipe.io.conllu import read_file
+    from nlpipe.errors import InputError
+    from nlpipe.metrics import row_line
 
     out = []
     for sent in read_file(path):
@@ -177,8 +177,8 @@ def read_tagged(path: str) -> List[tuple]:
 
 def read_templates(path: str) -> List[str]:
     """Template specs from a file, one per line (blank lines and ``#`` comments skipped)."""
-    from ..errors import InputError
-    from ..linear.templates import parse_template
+    from nlpipe.errors import InputError
+    from nlpipe.linear.templates import parse_template
 
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -202,9 +202,9 @@ def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
                checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
                first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
     """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
-    (nlpipe.evaluate scoring)."""
-    from ..conllu_io import read_file
-    from ..evaluate import score, strip_stage
+    (nlpipe.runtime.evaluate scoring)."""
+    from nlpipe.io.conllu import read_file
+    from nlpipe.runtime.evaluate import score, strip_stage
 
     gold = list(read_file(dev))
     tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
@@ -217,8 +217,8 @@ def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
 def glove_clusters(train_data: List[tuple], words_file: Optional[str], top: int, log=lambda s: None,
                    vectors_file: Optional[str] = None) -> Any:
     """Word clusters over GloVe 6B 50d for its ``top`` most frequent words plus the training words."""
-    from ..linear.clusters import build_clusters
-    from ..neural.embeddings import load_glove
+    from nlpipe.linear.clusters import build_clusters
+    from nlpipe.nn.embeddings import load_glove
 
     t0 = time.time()
     words, vectors = load_glove(words_file, vectors_file)
@@ -237,8 +237,8 @@ def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, orde
     on unseen text) and run at ``margin``/``checkpoints``."""
     from copy import deepcopy
 
-    from ..linear.dfs import tag_sentences
-    from ..linear.trainer import train_tagger
+    from nlpipe.linear.dfs import tag_sentences
+    from nlpipe.train.pos import train_tagger
 
     if folds < 2:
         raise ValueError("jackknifing needs at least 2 folds")
@@ -271,9 +271,9 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     this are left out of the saved model(s) (the fold models of the jackknife keep the default).
     ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
     jackknifed first-pass tags are made with them)."""
-    from ..linear.templates import uses_clusters
-    from ..linear.trainer import train_tagger
-    from ..stage import read_config, write_config
+    from nlpipe.linear.templates import uses_clusters
+    from nlpipe.train.pos import train_tagger
+    from nlpipe.io.model_dir import read_config, write_config
 
     train_data, dev_data = read_tagged(train), read_tagged(dev)
     order = None
@@ -292,8 +292,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     if two_pass:
         from copy import deepcopy
 
-        from ..linear.dfs import tag_sentences
-        from ..linear.templates import second_pass_order
+        from nlpipe.linear.dfs import tag_sentences
+        from nlpipe.linear.templates import second_pass_order
 
         first_order = result.model.template_names
         m1 = margin if first_margin is None else first_margin
@@ -394,7 +394,7 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     import json
 
-    from ..linear.trainer import TrainOptions
+    from nlpipe.train.pos import TrainOptions
 
     options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
                            seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,

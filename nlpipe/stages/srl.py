@@ -19,13 +19,13 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import click
 import numpy as np
 
-from ..batching import length_batches
-from ..conllu_io import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
-from ..corpora import Frame, bio_spans, frames_to_misc
-from ..decode import chain
-from ..errors import STAGE_INPUT, InputError
-from ..neural.weights import read_model_dir, save_model_dir
-from ..stage import fill_in_chunks
+from nlpipe.nn.batching import length_batches
+from nlpipe.io.conllu import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
+from nlpipe.io.formats import Frame, bio_spans, frames_to_misc
+from nlpipe.decode import chain
+from nlpipe.errors import STAGE_INPUT, InputError
+from nlpipe.nn.weights import read_model_dir, save_model_dir
+from nlpipe.stages.base import fill_in_chunks
 
 ARCH = "lisa.v1"
 CHUNK_SENTENCES = 2000
@@ -69,7 +69,7 @@ def read_heads(sent: Sentence, path: str) -> List[int]:
 
 def gold_frames(sent: Sentence, path: str) -> Tuple[List[int], List[List[str]], List[str]]:
     """Predicate positions, BIO role tags (``V`` included) and Pred= values from MISC."""
-    from ..corpora import frames_from_misc, spans_to_bio
+    from nlpipe.io.formats import frames_from_misc, spans_to_bio
 
     frames = frames_from_misc(sent, path)
     n = len(sent.words)
@@ -87,7 +87,7 @@ def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
     if gold or predicates:
         ex.preds, ex.roles, ex.rolesets = gold_frames(sent, path)
     if gold:
-        from ..conllu_io import DEPREL
+        from nlpipe.io.conllu import DEPREL
 
         ex.rels = [w[DEPREL] for w in words]
         marked = set(ex.preds)
@@ -100,14 +100,14 @@ def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
 # Model wrapper: vocabularies + torch module
 
 class LisaModel:
-    """Vocabularies, sense tables and the :class:`~nlpipe.neural.lisa.LISA` module together."""
+    """Vocabularies, sense tables and the :class:`~nlpipe.nn.lisa.LISA` module together."""
 
     def __init__(self, vocab: Dict[str, Any], hyper: Dict[str, Any], device: str = "cpu",
                  vectors: Optional[np.ndarray] = None):
         import torch
 
-        from ..neural.features import Vocab
-        from ..neural.lisa import LISA
+        from nlpipe.nn.features import Vocab
+        from nlpipe.nn.lisa import LISA
 
         self.torch = torch
         self.vocab, self.hyper = vocab, hyper
@@ -137,8 +137,8 @@ class LisaModel:
 
     def tensors(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, Any]:
         """Padded ``[batch, T]`` tensors; ``gold`` adds tags, rels, heads, preds and roles."""
-        from ..neural.features import shape_ids
-        from ..neural.lisa import heads_tensor
+        from nlpipe.nn.features import shape_ids
+        from nlpipe.nn.lisa import heads_tensor
 
         torch = self.torch
         b = len(examples)
@@ -236,7 +236,7 @@ class SrlStage:
 
     requires = frozenset({"tokenize"})
     # positions are learned up to the model's max_len; longer sentences pass through with a warning
-    # (see nlpipe.pipeline); SRL= refers to word IDs, so no windows.
+    # (see nlpipe.runtime.pipeline); SRL= refers to word IDs, so no windows.
 
     def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
                  predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
@@ -299,7 +299,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     batches are small matrices, and on a busy 2-core machine a second thread mostly spin-waits
     (en_ewt test: 658 sentences/s with one thread, 178 with two; bench/srl.py).
     """
-    from ..neural.device import resolve_device
+    from nlpipe.nn.device import resolve_device
 
     model = LisaModel.load(Path(model_dir), config, resolve_device(device))
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
@@ -312,7 +312,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
 
 @click.command(name="srl")
 @click.option("--train", "train_path", required=True, metavar="T",
-              help="CoNLL-U with gold XPOS, HEAD, DEPREL and MISC Pred=/SRL= (python -m nlpipe.srl_data).")
+              help="CoNLL-U with gold XPOS, HEAD, DEPREL and MISC Pred=/SRL= (python -m nlpipe.train.srl_data).")
 @click.option("--dev", "dev_path", required=True, metavar="D", help="Development file (same format), for early stopping.")
 @click.option("--out", required=True, metavar="M", help="Model directory to write.")
 @click.option("--no-syntax", is_flag=True, help="The SA baseline: no syntactically supervised head.")
@@ -336,7 +336,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
 def train_command(as_json: bool, **options: Any) -> None:
     """Train a LISA (or, with --no-syntax, SA) model for predicates and SRL; write it to --out."""
-    from ..neural.lisa_train import train
+    from nlpipe.train.srl import train
 
     result = train(log=lambda m: click.echo(m, err=True), **options)
     click.echo(f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "

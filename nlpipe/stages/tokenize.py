@@ -22,9 +22,9 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, 
 import click
 import numpy as np
 
-from ..conllu_io import Sentence
-from ..errors import InputError, ModelError
-from ..tokenizer_rules import SentenceSplitter, Token, WordTokenizer, load_json
+from nlpipe.io.conllu import Sentence
+from nlpipe.errors import InputError, ModelError
+from nlpipe.models.rules_tokenizer import SentenceSplitter, Token, WordTokenizer, load_json
 
 # Line-break characters other tools may split lines on; they must not appear in a `# text` comment.
 _LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
@@ -168,7 +168,7 @@ def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
 
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
     """The rule-tokenizer input feature of a trained model (word rules, optionally Punkt sentences)."""
-    from ..neural.segmenter import RuleFeatures
+    from nlpipe.models.segmenter import RuleFeatures
 
     sentences = SentenceSplitter(punkt, words.get("sentence_closers", [])) if punkt is not None else None
     return RuleFeatures(word_tokenizer(words), sentences)
@@ -207,7 +207,7 @@ class TrainedTokenizer(Tokenizer):
     model says so, and always before whitespace; never inside a combining sequence. A sentence ends
     where the sentence-end score beats the token-end score by more than ``threshold`` (tuned on dev),
     and always at the end of a paragraph. ``rules`` (a
-    :class:`~nlpipe.neural.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
+    :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
     """
 
     BATCH_CHARS = 16384
@@ -234,7 +234,7 @@ class TrainedTokenizer(Tokenizer):
 
     def _segment_batch(self, texts: List[str]) -> Iterator[Tuple[str, List[SentenceSpan]]]:
         """Score a batch of paragraphs in one stream (a PAD gap between paragraphs) and cut it."""
-        from ..neural.segmenter import PAD, SPACE
+        from nlpipe.models.segmenter import PAD, SPACE
 
         gap = self.net.gap
         lengths = np.array([len(t) for t in texts], dtype=np.int64)
@@ -293,8 +293,8 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
     """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
     import zipfile
 
-    from ..neural.segmenter import CharVocab, MultiwordExpander
-    from ..neural.segmenter_numpy import SegmenterInference
+    from nlpipe.models.segmenter import CharVocab, MultiwordExpander
+    from nlpipe.models.segmenter_numpy import SegmenterInference
 
     model_dir = Path(model_dir)
     hyper = config.get("model", {})
@@ -352,7 +352,7 @@ def train_command(as_json: bool, train_path: str, dev_path: str, **options: Any)
     """Train the character segmenter (tokens, sentences, multiword tokens) and write it to --out."""
     import json
 
-    from ..neural.segmenter_train import train
+    from nlpipe.train.tokenize import train
 
     result = train(train_path, dev_path, log=lambda m: click.echo(m, err=True), **options)
     dev = result["dev"]

@@ -1,0 +1,3 @@
+from nlpipe.cli import main
+
+main()

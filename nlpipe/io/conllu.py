@@ -1,0 +1,364 @@
+"""Lossless, streaming CoNLL-U reading and writing.
+
+A :class:`Sentence` keeps every byte of its source: comment lines verbatim, each token line split
+on tabs (so writing is ``"\\t".join``), the line ending used, and the exact text between its last
+token line and the next sentence (normally one blank line; possibly none at the end of a file).
+Reading and writing a file with no stage applied therefore gives back the same bytes.
+
+Stages change only the columns they own, through :attr:`Sentence.words` (syntactic words, not
+multiword-token ranges or empty nodes) and the MISC helpers below.
+
+Lines may carry more than 10 columns (CoNLL-U Plus files such as Universal PropBank); the extra
+columns are passed through. Every token line of a sentence must have the same number of columns.
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import IO, Iterable, Iterator, List, Optional, Tuple
+
+from nlpipe.errors import InputError, NlpipeError
+
+ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
+COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+
+
+class Sentence:
+    """One CoNLL-U sentence.
+
+    Attributes:
+        comments: comment lines without their line ending, e.g. ``"# sent_id = 1"``.
+        rows: every token line (words, multiword-token ranges, empty nodes) as a list of columns.
+        end: the exact text after the last token line's content (``eol * 2`` normally).
+        eol: the line ending of this sentence's lines (``"\\n"`` or ``"\\r\\n"``).
+        prefix: text before the first comment (a byte-order mark at the start of a file).
+        line: 1-based line number of the sentence's first line in its source (0 if built in code).
+    """
+
+    __slots__ = ("comments", "rows", "end", "eol", "prefix", "line", "_words")
+
+    def __init__(self, comments: Optional[List[str]] = None, rows: Optional[List[List[str]]] = None,
+                 end: str = "\n\n", eol: str = "\n", prefix: str = "", line: int = 0):
+        self.comments = comments if comments is not None else []
+        self.rows = rows if rows is not None else []
+        self.end = end
+        self.eol = eol
+        self.prefix = prefix
+        self.line = line
+        self._words: Optional[List[List[str]]] = None
+
+    @property
+    def words(self) -> List[List[str]]:
+        """Syntactic word rows (integer IDs) in order; mutating a row changes the sentence."""
+        if self._words is None:
+            self._words = [r for r in self.rows if r[ID].isdigit()]
+        return self._words
+
+    def invalidate(self) -> None:
+        """Call after adding or removing rows so that :attr:`words` is recomputed."""
+        self._words = None
+
+    @property
+    def tokens(self) -> List[List[str]]:
+        """Surface token rows: multiword-token ranges and the words not inside a range."""
+        out: List[List[str]] = []
+        covered = 0
+        for r in self.rows:
+            i = r[ID]
+            if "-" in i:
+                out.append(r)
+                covered = int(i.split("-")[1])
+            elif i.isdigit() and int(i) > covered:
+                out.append(r)
+        return out
+
+    def forms(self) -> List[str]:
+        return [w[FORM] for w in self.words]
+
+    def meta(self, key: str) -> Optional[str]:
+        """Value of a ``# key = value`` comment (``None`` if absent; ``""`` for a bare ``# key``).
+
+        ``newdoc`` and ``newpar`` also match their ``# newdoc id = X`` form (value ``X``).
+        """
+        for c in self.comments:
+            body = c[1:].strip()
+            if body == key:
+                return ""
+            k, sep, v = body.partition("=")
+            if sep:
+                k = k.strip()
+                if k == key or (k == key + " id" and key in ("newdoc", "newpar")):
+                    return v.strip()
+        return None
+
+    def set_meta(self, key: str, value: Optional[str]) -> None:
+        """Set (or with ``None`` remove) a ``# key = value`` comment, keeping its position."""
+        for n, c in enumerate(self.comments):
+            body = c[1:].strip()
+            if body == key or body.partition("=")[0].strip() == key and "=" in body:
+                if value is None:
+                    del self.comments[n]
+                else:
+                    self.comments[n] = f"# {key} = {value}"
+                return
+        if value is not None:
+            self.comments.append(f"# {key} = {value}")
+
+    @property
+    def sent_id(self) -> Optional[str]:
+        return self.meta("sent_id")
+
+    def text(self) -> str:
+        """The sentence text: ``# text`` if present, else rebuilt from tokens and SpaceAfter."""
+        t = self.meta("text")
+        if t is not None:
+            return t
+        parts = []
+        for tok in self.tokens:
+            parts.append(tok[FORM])
+            if misc_get(tok[MISC], "SpaceAfter") != "No":
+                parts.append(" ")
+        return "".join(parts).rstrip(" ")
+
+    def to_string(self) -> str:
+        lines = self.comments + ["\t".join(r) for r in self.rows]
+        return self.prefix + self.eol.join(lines) + self.end
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __repr__(self) -> str:
+        return f"Sentence({self.sent_id!r}, {len(self.words)} words)"
+
+
+# --------------------------------------------------------------------------------------------
+# MISC helpers. Entries are split at the first "=" only, so "Cxn=free=rc-obj" keeps its value.
+
+def misc_get(misc: str, key: str) -> Optional[str]:
+    """Value of ``key`` in a MISC field, or ``None``."""
+    if misc == "_" or key not in misc:
+        return None
+    for entry in misc.split("|"):
+        k, sep, v = entry.partition("=")
+        if k == key:
+            return v if sep else ""
+    return None
+
+
+def misc_set(misc: str, key: str, value: Optional[str]) -> str:
+    """Return MISC with ``key`` set to ``value`` (removed when ``None``); other entries keep their order."""
+    entries = [] if misc == "_" or misc == "" else misc.split("|")
+    out = []
+    done = False
+    for entry in entries:
+        k = entry.partition("=")[0]
+        if k == key:
+            if value is not None and not done:
+                out.append(f"{key}={value}")
+                done = True
+        else:
+            out.append(entry)
+    if value is not None and not done:
+        out.append(f"{key}={value}")
+    return "|".join(out) if out else "_"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+def _check_id(cols: List[str], expect: int, path: str, lineno: int) -> int:
+    """Validate a non-word ID (range or empty node); return the next expected word ID."""
+    i = cols[ID]
+    a, dash, b = i.partition("-")
+    if dash:
+        if not (a.isdigit() and b.isdigit() and int(a) == expect and int(b) > int(a)):
+            raise InputError(path, lineno, f"bad multiword-token range '{i}' (expected {expect}-N)")
+        return expect
+    a, dot, b = i.partition(".")
+    if dot:
+        if not (a.isdigit() and b.isdigit() and int(a) == expect - 1):
+            raise InputError(path, lineno, f"bad empty-node ID '{i}' (expected {expect - 1}.N)")
+        return expect
+    if i.isdigit():
+        raise InputError(path, lineno, f"expected word ID {expect}, found {i}")
+    raise InputError(path, lineno, f"ID must be an integer, a range N-M or a decimal N.M, found '{_show(i)}'")
+
+
+def _show(s: str, n: int = 40) -> str:
+    """The start of a line for a message: tabs and other control characters escaped, letters kept."""
+    s = s if len(s) <= n else s[:n] + "..."
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+
+
+def _finish(sent: Sentence, n: int, path: str) -> None:
+    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words."""
+    first = sent.line + len(sent.comments)
+    if n == 0:
+        raise InputError(path, first, "sentence has no word lines (integer IDs)")
+    for off, r in enumerate(sent.rows):
+        i = r[ID]
+        if i.isdigit():
+            h = r[HEAD]
+            if h != "_" and int(h) > n:
+                raise InputError(path, first + off, f"HEAD {h} is outside the sentence (it has {n} words)")
+        elif "-" in i and int(i.partition("-")[2]) > n:
+            raise InputError(path, first + off, f"multiword token {i} covers words the sentence lacks ({n} words)")
+
+
+def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
+    """Yield sentences from a text stream opened with ``newline="\\n"`` (see :func:`open_input`).
+
+    Raises :class:`InputError` naming ``path`` and the line for malformed input; every sentence
+    yielded before the error is complete and valid.
+    """
+    lineno = 0
+    sent: Optional[Sentence] = None
+    ncols = 0
+    expect = 1
+    closed = False  # a blank line followed the current sentence's rows
+    prefix = ""
+    try:
+        for raw in stream:
+            lineno += 1
+            if raw[-1:] == "\n":
+                line = raw[:-1]
+                nl = "\n"
+                if line[-1:] == "\r":
+                    line = line[:-1]
+                    nl = "\r\n"
+            else:
+                line = raw
+                nl = ""
+            if lineno == 1 and line[:1] == "\ufeff":
+                prefix = "\ufeff"
+                line = line[1:]
+            if not line:
+                if sent is None or not sent.rows:
+                    raise InputError(path, lineno, "blank line where a comment or token line was expected")
+                sent.end += nl
+                closed = True
+                continue
+            if closed:
+                _finish(sent, expect - 1, path)
+                yield sent
+                sent = None
+                closed = False
+            if sent is None:
+                sent = Sentence([], [], "", "\n" if not nl else nl, prefix, lineno)
+                prefix = ""
+                ncols = 0
+                expect = 1
+            if "\x00" in line:
+                raise InputError(path, lineno, "binary data (NUL byte) in input; is this a CoNLL-U file?")
+            if line[0] == "#":
+                if sent.rows:
+                    raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
+                sent.comments.append(line)
+                continue
+            cols = line.split("\t")
+            if len(cols) < 10:
+                hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if len(cols) == 1 else ""
+                raise InputError(path, lineno,
+                                 f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'{hint}")
+            if cols[ID] == str(expect):
+                # word lines of a sentence agree on their column count (CoNLL-U Plus may have more than 10)
+                if ncols == 0:
+                    ncols = len(cols)
+                elif len(cols) != ncols:
+                    raise InputError(path, lineno, f"expected {ncols} tab-separated columns like the "
+                                     f"lines above, found {len(cols)}")
+                h = cols[HEAD]
+                if not h.isdigit() and h != "_":
+                    raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+                expect += 1
+            else:
+                expect = _check_id(cols, expect, path, lineno)
+            sent.rows.append(cols)
+            sent.end = nl
+    except UnicodeDecodeError as e:
+        raise InputError(path, lineno + 1, f"invalid UTF-8 (byte 0x{e.object[e.start]:02x}); is this a text file?") from None
+    if sent is None:
+        raise InputError(path, None, "empty input: no sentences")
+    if not sent.rows:
+        raise InputError(path, lineno, "unexpected end of input: comment lines with no token lines")
+    _finish(sent, expect - 1, path)
+    yield sent
+
+
+def write_conllu(sentences: Iterable[Sentence], out: IO[str]) -> int:
+    """Write sentences to a text stream; return the number written."""
+    n = 0
+    write = out.write
+    for s in sentences:
+        write(s.to_string())
+        n += 1
+    return n
+
+
+def parse_string(text: str, path: str = "<string>") -> List[Sentence]:
+    """Read all sentences of a CoNLL-U string (for tests and small inputs)."""
+    return list(read_conllu(io.StringIO(text, newline="\n"), path))
+
+
+def to_string(sentences: Iterable[Sentence]) -> str:
+    buf = io.StringIO(newline="\n")
+    write_conllu(sentences, buf)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Files: "-" or None is stdin/stdout. Output files are written to a temporary file and renamed
+# into place at the end, so an interrupted run never leaves a partial file.
+
+def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO[str], str]:
+    """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text splitting lines on ``\\n`` only."""
+    if path is None or path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
+                                newline="\n"), "<stdin>"
+    try:
+        return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), path
+    except FileNotFoundError:
+        raise NlpipeError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise NlpipeError(f"{path}: is a directory, expected a file") from None
+    except PermissionError:
+        raise NlpipeError(f"{path}: permission denied") from None
+
+
+@contextmanager
+def open_output(path: Optional[str]) -> Iterator[IO[str]]:
+    """Text output to ``path`` (atomically, via a temporary file) or to stdout."""
+    if path is None or path == "-":
+        out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
+                               write_through=False, line_buffering=False)
+        try:
+            yield out
+            out.flush()
+        finally:
+            out.detach()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".nlpipe-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_file(path: Optional[str]) -> Iterator[Sentence]:
+    """Open and stream a CoNLL-U file (stdin for ``None``/``"-"``)."""
+    stream, name = open_input(path)
+    try:
+        yield from read_conllu(stream, name)
+    finally:
+        if name != "<stdin>":
+            stream.close()

@@ -1,0 +1,300 @@
+"""``nlpipe eval``: score a predicted file, or run a model on gold input and score what it writes.
+
+:func:`evaluate` returns a JSON-able dict (scores in percent, full precision); :func:`summary`
+turns it into a few human lines. With a model, the stage runs through the same ``annotate`` (or
+``tokenize``) code path as the command-line filter, on gold sentences with the stage's own columns
+blanked, and its speed is reported too.
+"""
+from __future__ import annotations
+
+import io
+import time
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+
+from nlpipe import metrics
+from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, misc_set, read_file
+from nlpipe.errors import NlpipeError
+from nlpipe.registry import STAGES, load_stage
+
+SCHEMES = ("auto", "bio", "iob1", "bioes")
+
+
+def _pct(x: float) -> float:
+    return 100.0 * x
+
+
+def _prf(score: metrics.Score) -> Dict[str, Any]:
+    return {"precision": _pct(score.precision), "recall": _pct(score.recall), "f1": _pct(score.f1),
+            "gold": score.gold, "pred": score.system, "correct": score.correct}
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+def raw_text(sentences: Iterable[Sentence]) -> str:
+    """Plain text of gold sentences: a paragraph's sentences joined by one space, paragraphs
+    separated by a blank line (``# newpar`` or ``# newdoc`` starts a paragraph)."""
+    paragraphs: List[List[str]] = []
+    for sent in sentences:
+        if not paragraphs or _starts_paragraph(sent):
+            paragraphs.append([])
+        paragraphs[-1].append(sent.text())
+    return "".join(" ".join(p) + "\n\n" for p in paragraphs)[:-1] if paragraphs else ""
+
+
+def _starts_paragraph(sent: Sentence) -> bool:
+    # "# newpar", "# newpar id = p1", "# newdoc id = d1" (Sentence.meta only sees "key = value")
+    for c in sent.comments:
+        words = c[1:].replace("=", " ").split()
+        if words and words[0] in ("newpar", "newdoc"):
+            return True
+    return False
+
+
+def _copy(sent: Sentence) -> Sentence:
+    return Sentence(list(sent.comments), [list(r) for r in sent.rows], sent.end, sent.eol, sent.prefix,
+                    sent.line)
+
+
+def strip_stage(stage: str, sentences: Iterable[Sentence], gold_predicates: bool = False) -> List[Sentence]:
+    """Copies of ``sentences`` without the columns ``stage`` predicts."""
+    out = []
+    for sent in sentences:
+        c = _copy(sent)
+        for w in c.words:
+            if stage == "pos":
+                w[UPOS] = w[XPOS] = "_"
+            elif stage == "parse":
+                w[HEAD] = w[DEPREL] = "_"
+            elif stage == "ner":
+                w[MISC] = misc_set(w[MISC], "NE", None)
+            elif stage == "predicates":
+                w[MISC] = misc_set(w[MISC], "Pred", None)
+            elif stage == "srl":
+                w[MISC] = misc_set(w[MISC], "SRL", None)
+                if not gold_predicates:
+                    w[MISC] = misc_set(w[MISC], "Pred", None)
+        out.append(c)
+    return out
+
+
+# Columns a stage's scores read from the predicted file, and the command that fills them.
+_SCORED = {"pos": ((UPOS, XPOS), "UPOS/XPOS", "nlpipe pos"), "parse": ((HEAD, DEPREL), "HEAD/DEPREL", "nlpipe parse")}
+
+
+def unfilled_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
+    """A warning when no word of ``sentences`` has the columns ``stage`` is scored on (all ``_``):
+    the file is then probably not the stage's output, and every score will be 0."""
+    if stage not in _SCORED:
+        return None
+    columns, names, command = _SCORED[stage]
+    if any(w[c] != "_" for s in sentences for w in s.words for c in columns):
+        return None
+    return f"{path} has no {names} at all (every word has '_'): not the output of '{command}'?"
+
+
+def _read(path: str) -> List[Sentence]:
+    return list(read_file(path))
+
+
+def _train_forms(path: str) -> Set[str]:
+    forms: Set[str] = set()
+    for sent in read_file(path):
+        forms.update(w[FORM] for w in sent.words)
+    return forms
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+
+def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str = "<gold>",
+          pred_path: str = "<pred>", train_forms: Optional[Set[str]] = None,
+          scheme: str = "auto") -> Dict[str, Any]:
+    """Scores of ``pred`` against ``gold`` for ``stage`` as a JSON-able dict (percentages)."""
+    result: Dict[str, Any] = {"stage": stage}
+    if stage in ("tokenize", "pos", "parse"):
+        g = metrics.Segmentation(gold, gold_path)
+        p = metrics.Segmentation(pred, pred_path)
+        al = metrics.align(g, p)
+        words = metrics.word_score(al)
+        result.update(words=words.gold, pred_words=words.system, aligned_words=words.correct)
+        if words.correct != words.gold or words.system != words.gold:
+            result["words_f1"] = _pct(words.f1)
+        if stage == "tokenize":
+            detail = metrics.tokenization_scores(g, p, al)
+            for name, s in detail.items():
+                result[name + "_f1"] = _pct(s.f1)
+            result["detail"] = {name: _prf(s) for name, s in detail.items()}
+        elif stage == "pos":
+            tags = metrics.tagging_scores(g, p, train_forms, al)
+            for name in ("upos", "xpos", "unseen_upos", "unseen_xpos"):
+                if name in tags:
+                    result[name] = _pct(tags[name].f1)
+            if train_forms is not None:
+                result["unseen_words"] = tags["unseen_upos"].gold
+        else:
+            att = metrics.attachment_scores(g, p, al)
+            for name in ("uas", "las", "uas_nopunct", "las_nopunct"):
+                result[name] = _pct(att[name].f1)
+            result["nopunct_words"] = att["uas_nopunct"].gold
+        return result
+
+    what = f"{stage} scores"
+    metrics.check_same_words(gold, pred, gold_path, pred_path, what)
+    result["sentences"] = len(gold)
+    result["words"] = sum(len(s.words) for s in gold)
+    if stage == "ner":
+        gt = [metrics.ne_tags(s, gold_path) for s in gold]
+        pt = [metrics.ne_tags(s, pred_path) for s in pred]
+        detected = metrics.detect_scheme(gt + pt)
+        if scheme in ("bio", "iob1") and detected == "bioes":
+            raise NlpipeError(f"--scheme {scheme} given but the tags use E-/S- (BIOES)")
+        overall, types, tag_acc = metrics.span_scores(gt, pt)
+        result.update(_prf(overall))
+        result.update(scheme=detected if scheme == "auto" else scheme, tag_accuracy=_pct(tag_acc.accuracy),
+                      types={k: _prf(v) for k, v in types.items()})
+    elif stage == "predicates":
+        ps = metrics.predicate_scores(gold, pred)
+        result.update(_prf(ps["predicates"]))
+        result.update(sense_accuracy=_pct(ps["sense"].accuracy), sense_f1=_pct(ps["labeled"].f1))
+    elif stage == "srl":
+        overall, roles, props, perfect = metrics.srl_scores(gold, pred, gold_path, pred_path)
+        result.update(_prf(overall))
+        ps = metrics.predicate_scores(gold, pred)
+        result.update(propositions=props, perfect_propositions=_pct(perfect / props) if props else 0.0,
+                      roles={k: _prf(v) for k, v in roles.items()},
+                      predicates=dict(_prf(ps["predicates"]), sense_accuracy=_pct(ps["sense"].accuracy)))
+    else:
+        raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES)})")
+    return result
+
+
+def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
+               gold_predicates: bool, gold_parse: bool = False,
+               options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float]]:
+    """Run the stage on ``gold`` (columns blanked); return (predicted sentences, speed dict).
+    ``options`` go to the stage's loader (e.g. ``margin``).
+
+    Only the annotation itself is timed; loading is reported as ``load_seconds``.
+    """
+    t0 = time.perf_counter()
+    if stage == "tokenize":
+        annotator = load_stage("tokenize", model)
+        load_seconds = time.perf_counter() - t0
+        text = raw_text(gold)
+        t1 = time.perf_counter()
+        pred = list(annotator.tokenize(io.StringIO(text), gold_path))
+    else:
+        # an srl model that predicts predicates itself is told to label the gold ones instead
+        extra = {"predicates_from_input": True} if stage == "srl" and gold_predicates else {}
+        if stage == "srl" and gold_parse:
+            extra["parse_from_input"] = True   # the gold file's HEAD column feeds the syntactic head
+        steps = [load_stage(stage, model, device=device, **extra, **(options or {}))]
+        requires = getattr(steps[0], "requires", frozenset())
+        if stage == "srl" and not gold_predicates and ({"predicates", "Pred"} & set(requires)):
+            steps.insert(0, load_stage("predicates", None, device=device))
+        load_seconds = time.perf_counter() - t0
+        sents: Iterable[Sentence] = strip_stage(stage, gold, gold_predicates)
+        t1 = time.perf_counter()
+        for step in steps:
+            sents = step.annotate(sents)
+        pred = list(sents)
+        annotator = steps[-1]
+    seconds = time.perf_counter() - t1
+    tokens = sum(len(s.tokens) for s in gold)
+    speed = {"load_seconds": load_seconds, "seconds": seconds,
+             "tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
+             "sentences_per_s": len(gold) / seconds if seconds > 0 else 0.0}
+    if hasattr(annotator, "mean_templates"):   # dynamic feature selection: templates per decision
+        speed["mean_templates"] = annotator.mean_templates
+    return pred, speed
+
+
+def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[str] = None,
+             train: Optional[str] = None, scheme: str = "auto", device: str = "cpu",
+             gold_predicates: bool = False, gold_parse: bool = False,
+             options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Score ``pred`` (a file) or ``model`` (run on ``gold``) against the gold CoNLL-U file.
+
+    ``train`` adds scores on words unseen in that file (pos); ``scheme`` names the NE tag encoding
+    (``auto`` detects it; decoding follows conlleval for all); ``gold_predicates`` keeps gold
+    ``Pred`` when running an SRL model; ``gold_parse`` gives it the gold HEAD column as its parse;
+    ``options`` go to the model's loader (``margin``).
+    """
+    if stage not in STAGES:
+        raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES)})")
+    if scheme not in SCHEMES:
+        raise NlpipeError(f"unknown scheme '{scheme}' (expected one of: {', '.join(SCHEMES)})")
+    if pred is not None and model is not None:
+        raise NlpipeError("give either --pred or --model, not both")
+    gold_sents = _read(gold)
+    train_forms = _train_forms(train) if train else None
+    speed = None
+    if pred is not None:
+        pred_sents = _read(pred)
+        pred_name = pred
+    else:
+        pred_sents, speed = _run_model(stage, gold_sents, gold, model, device, gold_predicates, gold_parse, options)
+        pred_name = f"<{stage} model output>"
+    result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
+    result["gold_file"] = gold
+    if pred is not None:
+        result["pred_file"] = pred
+        warning = unfilled_warning(stage, pred_sents, pred)
+        if warning:
+            result["warnings"] = [warning]
+    else:
+        result["model"] = model or "default"
+        result["speed"] = speed
+        result.update(options or {})
+        if stage == "srl":
+            result["gold_predicates"] = gold_predicates
+            result["gold_parse"] = gold_parse
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Human summary
+
+def _f(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def summary(result: Dict[str, Any]) -> str:
+    """A few lines for people: the headline scores rounded to 2 decimals, counts and speed."""
+    stage = result["stage"]
+    lines = []
+    if stage == "tokenize":
+        lines.append(f"tokenize: tokens F1 {_f(result['tokens_f1'])}  sentences F1 {_f(result['sentences_f1'])}  "
+                     f"words F1 {_f(result['words_f1'])}  ({result['detail']['tokens']['gold']} gold tokens, "
+                     f"{result['detail']['sentences']['gold']} sentences)")
+    elif stage == "pos":
+        line = f"pos: UPOS {_f(result['upos'])}  XPOS {_f(result['xpos'])}  ({result['words']} words)"
+        if "unseen_upos" in result:
+            line += (f"; unseen words ({result['unseen_words']}): UPOS {_f(result['unseen_upos'])}  "
+                     f"XPOS {_f(result['unseen_xpos'])}")
+        lines.append(line)
+    elif stage == "parse":
+        lines.append(f"parse: UAS {_f(result['uas'])}  LAS {_f(result['las'])}  ({result['words']} words); "
+                     f"without punctuation: UAS {_f(result['uas_nopunct'])}  LAS {_f(result['las_nopunct'])}")
+    elif stage in ("ner", "predicates", "srl"):
+        extra = {"ner": lambda r: f"  [{r['scheme']}, conlleval]",
+                 "predicates": lambda r: f"  sense accuracy {_f(r['sense_accuracy'])}",
+                 "srl": lambda r: f"  ({r['propositions']} propositions; predicates F1 "
+                                  f"{_f(r['predicates']['f1'])})"}[stage](result)
+        lines.append(f"{stage}: P {_f(result['precision'])}  R {_f(result['recall'])}  F1 {_f(result['f1'])}  "
+                     f"({result['gold']} gold, {result['pred']} predicted, {result['correct']} correct){extra}")
+        for label, s in sorted((result.get("types") or result.get("roles") or {}).items()):
+            lines.append(f"  {label:<12} P {_f(s['precision']):>6}  R {_f(s['recall']):>6}  F1 {_f(s['f1']):>6}"
+                         f"  ({s['gold']} gold)")
+    if "words_f1" in result and stage in ("pos", "parse"):
+        lines.append(f"  tokenization differs: words F1 {_f(result['words_f1'])} "
+                     f"({result['aligned_words']} of {result['words']} gold words aligned)")
+    speed = result.get("speed")
+    if speed:
+        lines.append(f"speed: {speed['tokens_per_s']:.0f} tokens/s, {speed['sentences_per_s']:.1f} sentences/s "
+                     f"({speed['seconds']:.2f} s; model loaded in {speed['load_seconds']:.2f} s)")
+        if "mean_templates" in speed:
+            per = "word" if stage == "pos" else "transition"
+            lines.append(f"feature templates per {per}: {speed['mean_templates']:.1f}")
+    return "\n".join(lines)

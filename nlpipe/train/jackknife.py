@@ -1,0 +1,121 @@
+"""Jack-knifed POS tags for parser training: every training sentence tagged by a tagger that did not
+see it, so the parser learns from tags as noisy as the ones it will get at run time.
+
+The training file is cut at document boundaries (``# newdoc``) into ``folds`` contiguous parts of
+about equal size; for each part, ``nlpipe train pos`` (with the options given after ``--``, e.g.
+those of the shipped model) learns from the other parts and ``nlpipe pos`` tags the part. The
+tagged parts are written back in the input order; only UPOS and XPOS differ from the input.
+
+    python -m nlpipe.train.jackknife --train TRAIN --dev DEV --out train.jackknifed.conllu \\
+        [--folds 3] [--jobs 2] [--work DIR] -- [nlpipe train pos options]
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from nlpipe.io.conllu import Sentence, open_output, read_file
+from nlpipe.errors import NlpipeError
+
+
+def document_folds(sentences: Sequence[Sentence], folds: int) -> List[List[int]]:
+    """Sentence indices of ``folds`` contiguous parts, cut only where a document starts (a sentence
+    with ``# newdoc``; a file without any is one document per sentence), each near len/folds."""
+    if folds < 2:
+        raise NlpipeError(f"--folds must be at least 2, not {folds}")
+    starts = [i for i, s in enumerate(sentences) if s.meta("newdoc") is not None]
+    if not starts:
+        starts = list(range(len(sentences)))
+    elif starts[0] != 0:  # sentences before the first "# newdoc" make a document of their own
+        starts.insert(0, 0)
+    if len(starts) < folds:
+        raise NlpipeError(f"{len(starts)} documents cannot make {folds} folds")
+    bounds = [0]
+    for k in range(1, folds):
+        # the document start nearest to k/folds of the file, leaving one for each later fold
+        later = [b for b in starts if b > bounds[-1]]
+        later = later[:len(later) - (folds - k - 1)]
+        bounds.append(min(later, key=lambda b: abs(b - k * len(sentences) / folds)))
+    bounds.append(len(sentences))
+    return [list(range(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _write(path: Path, sentences: Sequence[Sentence]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(s.to_string() for s in sentences)
+
+
+def _nlpipe(args: Sequence[str], log: Path) -> None:
+    with open(log, "w", encoding="utf-8") as err:
+        r = subprocess.run([sys.executable, "-m", "nlpipe.cli", *args], stdout=subprocess.DEVNULL, stderr=err)
+    if r.returncode != 0:
+        tail = log.read_text(encoding="utf-8").strip().splitlines()[-1:] or ["(no output)"]
+        raise NlpipeError(f"nlpipe {args[0]} {args[1] if len(args) > 1 else ''} failed (see {log}): {tail[0]}")
+
+
+def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
+              work: Optional[str] = None, jobs: int = 1) -> List[List[int]]:
+    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices).
+    Fold files and models go to ``work`` (default: a temporary folder, removed after a success and
+    kept, with the logs, after a failure)."""
+    sentences = list(read_file(train))
+    parts = document_folds(sentences, folds)
+    root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
+    root.mkdir(parents=True, exist_ok=True)
+
+    def run_fold(k: int) -> Path:
+        d = root / f"fold-{k}"
+        d.mkdir(exist_ok=True)
+        held = set(parts[k])
+        _write(d / "train.conllu", [s for i, s in enumerate(sentences) if i not in held])
+        _write(d / "held.conllu", [sentences[i] for i in parts[k]])
+        _nlpipe(["train", "pos", "--train", str(d / "train.conllu"), "--dev", dev, "--out", str(d / "model"),
+                 *pos_args], d / "train.log")
+        _nlpipe(["pos", "--model", str(d / "model"), str(d / "held.conllu"), "-o", str(d / "tagged.conllu")],
+                d / "tag.log")
+        return d / "tagged.conllu"
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        tagged_files = list(pool.map(run_fold, range(folds)))
+    tagged = [s for f in tagged_files for s in read_file(str(f))]
+    if [s.forms() for s in tagged] != [s.forms() for s in sentences]:
+        raise NlpipeError(f"tagged folds do not match {train} sentence for sentence")
+    with open_output(out) as f:
+        f.writelines(s.to_string() for s in tagged)
+    if work is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return parts
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pos_args: List[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, pos_args = argv[:at], argv[at + 1:]
+    ap = argparse.ArgumentParser(prog="python -m nlpipe.train.jackknife", description=__doc__.splitlines()[0])
+    ap.add_argument("--train", required=True, help="gold training CoNLL-U")
+    ap.add_argument("--dev", required=True, help="development CoNLL-U (for `nlpipe train pos --dev`)")
+    ap.add_argument("--out", required=True, help="the training file with jack-knifed tags")
+    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=1, help="folds trained at the same time")
+    ap.add_argument("--work", default=None, help="folder for the fold files and models (default: a temporary one)")
+    a = ap.parse_args(argv)
+    try:
+        parts = jackknife(a.train, a.dev, a.out, a.folds, pos_args, a.work, a.jobs)
+    except NlpipeError as e:
+        print(f"nlpipe.train.jackknife: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{a.out}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

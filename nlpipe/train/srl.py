@@ -1,0 +1,195 @@
+"""`nlpipe train srl`: vocabularies, GloVe initialisation and the training loop of LISA / SA (torch).
+
+Adam with linear warm-up then inverse square-root decay, gradient clipping, length-bucketed
+batches; after every epoch the dev set is annotated through the stage's own code path and the
+epoch with the best dev SRL F1 (gold predicates) is kept in the model directory.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import shlex
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+
+from nlpipe.io.conllu import Sentence, read_file
+from nlpipe.errors import NlpipeError
+from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
+from nlpipe.train.optim import adam
+
+
+def read_gold(path: str, max_len: int) -> List[Sentence]:
+    """Annotated sentences of a training file (without empty or over-long ones)."""
+    return [s for s in read_file(path) if s.words and len(s.words) <= max_len]
+
+
+def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: int) -> Dict[str, Any]:
+    """Word keys (training words, then frequent GloVe words), label sets and sense tables."""
+    from nlpipe.nn.features import word_key
+
+    words: Dict[str, None] = {}
+    for e in examples:
+        for f in e.forms:
+            words.setdefault(word_key(f), None)
+    for w in glove_words[:glove_top]:
+        words.setdefault(word_key(w), None)
+    roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=lambda t: (t[2:], t[0]))
+    by_lemma: Dict[str, Counter] = defaultdict(Counter)
+    by_form: Dict[str, Counter] = defaultdict(Counter)
+    for e in examples:
+        for p, r in zip(e.preds, e.rolesets):
+            if r == "Y":
+                continue
+            if e.lemmas[p] not in ("_", ""):
+                by_lemma[e.lemmas[p].lower()][r] += 1
+            by_form[e.forms[p].lower()][r] += 1
+    return {
+        "words": list(words),
+        "tags": sorted({t for e in examples for t in e.tags}),
+        "rels": sorted({r for e in examples for r in e.rels}),
+        "roles": ["O"] + roles,
+        "senses": {k: c.most_common(1)[0][0] for k, c in sorted(by_lemma.items())},
+        "form_senses": {k: c.most_common(1)[0][0] for k, c in sorted(by_form.items())},
+    }
+
+
+def _glove_vectors(vocab_words: Sequence[str], glove_words: Sequence[str], vectors: np.ndarray, dim: int,
+                   seed: int) -> np.ndarray:
+    from nlpipe.nn.embeddings import init_vectors
+    from nlpipe.nn.features import word_key
+
+    index: Dict[str, int] = {}
+    for i, w in enumerate(glove_words):
+        index.setdefault(word_key(w), i)
+    return init_vectors(vocab_words, index, vectors, dim, seed)
+
+
+def dev_scores(model: Any, gold: List[Sentence]) -> Dict[str, float]:
+    """Dev SRL F1 with gold predicates and predicate F1, through :class:`SrlStage` (percent)."""
+    from nlpipe.runtime.evaluate import score, strip_stage
+    from nlpipe.stages.srl import SrlStage
+
+    with_preds = list(SrlStage(model, "srl", predicates_from_input=True).annotate(strip_stage("srl", gold, True)))
+    srl = score("srl", gold, with_preds)
+    found = list(SrlStage(model, "predicates").annotate(strip_stage("predicates", gold)))
+    preds = score("predicates", gold, found)
+    return {"f1": srl["f1"], "precision": srl["precision"], "recall": srl["recall"], "predicates_f1": preds["f1"],
+            "sense_accuracy": preds["sense_accuracy"]}
+
+
+def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, no_syntax: bool = False,
+          layers: Optional[int] = None, d_model: Optional[int] = None, heads: Optional[int] = None,
+          epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
+          batch_tokens: int = 1500, glove_words: Optional[str] = None, glove_vectors: Optional[str] = None,
+          glove_top: int = 40000, seed: int = 1, threads: int = 1, init: Optional[str] = None,
+          init_steps: int = 0) -> Dict[str, Any]:
+    """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
+
+    ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
+    optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
+    """
+    from nlpipe.nn.batching import length_batches
+    from nlpipe.stages.srl import LisaModel, example
+    from nlpipe.nn.embeddings import load_glove
+
+    if threads:
+        torch.set_num_threads(threads)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    hp = dict(DEFAULTS, syntax=not no_syntax)
+    for key, val in (("layers", layers), ("d_model", d_model), ("heads", heads)):
+        if val is not None:
+            hp[key] = val
+    if hp["d_model"] % hp["heads"]:
+        raise NlpipeError(f"--d-model {hp['d_model']} is not a multiple of --heads {hp['heads']}")
+    hp["pos_layer"] = min(hp["pos_layer"], hp["layers"] - 1)
+    hp["parse_layer"] = min(hp["parse_layer"], hp["layers"] - 1)
+    if init:
+        from nlpipe.io.model_dir import read_config
+
+        model = LisaModel.load(Path(init), read_config(Path(init), "srl"))
+        hp = model.hyper
+        vocab = model.vocab
+    train_sents = read_gold(train_path, hp["max_len"])
+    dev_sents = [s for s in read_file(dev_path) if s.words]
+    train_ex = [example(s, train_path, gold=True) for s in train_sents]
+    if not any(ex.preds for ex in train_ex):   # the SRL half of the model would learn nothing
+        raise NlpipeError(f"{train_path}: no predicates in the training data (MISC Pred= and SRL= entries; "
+                          f"'python -m nlpipe.train.srl_data' joins PropBank files to UD trees)")
+    if not init:
+        g_words, g_vectors = load_glove(glove_words, glove_vectors)
+        vocab = build_vocab(train_ex, g_words, glove_top)
+        from nlpipe.nn.features import Vocab
+
+        vectors = _glove_vectors(Vocab(vocab["words"]).words, g_words, g_vectors, hp["word_dim"], seed)
+        model = LisaModel(vocab, hp, "cpu", vectors)
+    n_params = sum(p.numel() for p in model.net.parameters())
+    log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
+        f"{len(vocab['words'])} words, {len(vocab['tags'])} tags, {len(vocab['roles'])} role labels; "
+        f"{n_params} parameters")
+    opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    rng = random.Random(seed)
+    lengths = [len(e.forms) for e in train_ex]
+    batches = length_batches(lengths, batch_tokens)
+    t0 = time.time()
+    step = 0
+    best: Dict[str, Any] = {"f1": -1.0, "epoch": 0}
+    best_state = None
+    stale = 0
+    for epoch in range(1, epochs + 1):
+        model.net.train()
+        rng.shuffle(batches)
+        totals: Counter = Counter()
+        for batch in batches:
+            step += 1
+            for g in opt.param_groups:
+                g["lr"] = (inverse_sqrt(step + init_steps, lr, warmup) * min(1.0, step / 100) if init
+                           else inverse_sqrt(step, lr, warmup))
+            loss, parts = model.net.loss(model.tensors([train_ex[i] for i in batch], gold=True))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 1.0)
+            opt.step()
+            totals.update(parts)
+        scores = dev_scores(model, dev_sents)
+        elapsed = time.time() - t0
+        losses = " ".join(f"{k} {v / len(batches):.3f}" for k, v in sorted(totals.items()))
+        better = scores["f1"] > best["f1"]
+        log(f"epoch {epoch:3d}  {losses}  dev SRL F1 {scores['f1']:.2f} (gold predicates)  predicates F1 "
+            f"{scores['predicates_f1']:.2f}  {elapsed / 60:.1f} min{'  *' if better else ''}")
+        if better:
+            best = dict(scores, epoch=epoch, seconds=round(elapsed))
+            best_state = copy.deepcopy(model.net.state_dict())
+            stale = 0
+            model.save(Path(out), _training(train_path, dev_path, hp, best, lr, warmup, batch_tokens, seed,
+                                            glove_top, init, init_steps + step))
+        else:
+            stale += 1
+        if stale >= patience or elapsed > max_minutes * 60:
+            break
+    if best_state is not None:
+        model.net.load_state_dict(best_state)
+    return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
+            "epoch": best["epoch"], "seconds": round(time.time() - t0), "syntax": hp["syntax"]}
+
+
+def _training(train_path: str, dev_path: str, hp: Dict[str, Any], best: Dict[str, Any], lr: float, warmup: int,
+              batch_tokens: int, seed: int, glove_top: int, init: Optional[str] = None,
+              steps: int = 0) -> Dict[str, Any]:
+    args = sys.argv[1:]
+    if args[:2] == ["-m", "nlpipe.cli"]:
+        args = args[2:]
+    return {"train": train_path, "dev": dev_path, "epochs": best["epoch"], "seconds": best["seconds"],
+            "lr": lr, "warmup": warmup, "batch_tokens": batch_tokens, "seed": seed,
+            "glove": f"glove.6B.50d: training words + {glove_top} most frequent",
+            "syntax": hp["syntax"], "command": shlex.join(["nlpipe"] + args), "steps": steps,
+            "continued_from": init,
+            "scores": {"dev_srl_f1_gold_predicates": round(best["f1"], 2),
+                       "dev_predicates_f1": round(best["predicates_f1"], 2)}}

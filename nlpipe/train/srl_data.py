@@ -1,0 +1,69 @@
+"""SRL training data: UD CoNLL-U (UPOS/XPOS/HEAD/DEPREL) joined with PropBank spans in MISC.
+
+:func:`join_propbank` keeps the UD sentences of the documents that have PropBank annotation and writes
+their frames as MISC ``Pred=``/``SRL=`` (:func:`nlpipe.io.formats.frames_to_misc`); sentences of
+unannotated documents are dropped (the issue: train and score only annotated ones).
+``python -m nlpipe.train.srl_data UD.conllu PROPS.gold_conll OUT.conllu`` does it for one split.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Iterable, Iterator, List, Optional
+
+from nlpipe.io.conllu import Sentence, open_input, open_output, read_conllu, write_conllu
+from nlpipe.io.formats import AlignReport, Frame, SrlSentence, align_conll2012, doc_key, frames_to_misc, read_conll2012
+
+
+def join_propbank(ud: Iterable[Sentence], props: List[SrlSentence],
+                  report: Optional[AlignReport] = None) -> Iterator[Sentence]:
+    """UD sentences of annotated documents with their frames in MISC (others dropped)."""
+    report = report if report is not None else AlignReport()
+    annotated = {doc_key(s.doc_id) for s in props}
+    current: Optional[str] = None
+    for sent, frames in align_conll2012(ud, props, report):
+        newdoc = sent.meta("newdoc id")
+        if newdoc is not None:
+            current = newdoc
+        if current not in annotated:
+            continue
+        try:
+            frames_to_misc(sent, frames)
+        except ValueError as e:  # overlapping spans of one frame: keep the first, drop the rest
+            report.messages.append(f"{sent.meta('sent_id')}: {e}; overlapping spans dropped")
+            frames_to_misc(sent, [_without_overlaps(f) for f in frames])
+        yield sent
+
+
+def _without_overlaps(frame: Frame) -> Frame:
+    """The frame without argument spans that overlap an earlier (longer-first) one."""
+    covered = set()
+    kept = []
+    for s, e, label in sorted(frame.spans, key=lambda x: (x[0], -x[1])):
+        if label != "V" and covered.intersection(range(s, e + 1)):
+            continue
+        if label != "V":
+            covered.update(range(s, e + 1))
+        kept.append((s, e, label))
+    frame.spans = sorted(kept)
+    return frame
+
+
+def main(argv: List[str]) -> int:
+    """``UD.conllu PROPS.gold_conll OUT.conllu``: write the joined file, a summary on stderr."""
+    ud_path, props_path, out_path = argv
+    stream, name = open_input(props_path)
+    with stream:
+        props = list(read_conll2012(stream, name))
+    report = AlignReport()
+    ud_stream, ud_name = open_input(ud_path)
+    with ud_stream, open_output(out_path) as out:
+        n = write_conllu(join_propbank(read_conllu(ud_stream, ud_name), props, report), out)
+    print(f"{out_path}: {n} sentences; predicates {report.predicates} ({report.predicates_dropped} dropped), "
+          f"spans {report.spans} ({report.spans_dropped} dropped, {report.spans_trimmed} trimmed), "
+          f"documents without props {report.documents_without_props}, unmatched {report.documents_unmatched}",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

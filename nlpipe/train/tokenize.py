@@ -1,0 +1,272 @@
+"""Training of the character segmenter (torch); inference is :mod:`nlpipe.models.segmenter_numpy`.
+
+The training paragraphs are the raw text ``nlpipe eval tokenize`` builds from the gold file. They
+are laid end to end in one stream, separated by padding (so the network sees paragraph ends as at
+inference) or, for a share ``join`` of them, by one space (so it also learns sentence ends where
+the input has no paragraph breaks). Each epoch cuts the stream into windows at a random offset;
+a window's loss counts only its centre, whose characters see their whole receptive field.
+The weights kept are an exponential moving average of the trained ones.
+After every epoch the model tokenizes the dev raw text through the real stage code and is scored
+by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence threshold is tuned on dev.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from nlpipe.io.conllu import read_file
+from nlpipe.errors import NlpipeError
+from nlpipe.train.optim import adam
+from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
+    labelled_paragraphs, learn_multiwords
+from nlpipe.models.segmenter_numpy import SegmenterInference
+from nlpipe.nn.weights import WeightAverage
+
+
+class CharCNN(nn.Module):
+    """Embedding, width-3 convolution, residual dilated convolutions, linear output (see
+    :mod:`nlpipe.models.segmenter_numpy` for the same network in numpy)."""
+
+    def __init__(self, n_chars: int, emb: int, channels: int, dilations: Sequence[int], dropout: float,
+                 rule_values: int = 0):
+        super().__init__()
+        self.emb = nn.Embedding(n_chars, emb, padding_idx=PAD)
+        self.rule = nn.Embedding(rule_values, emb) if rule_values else None
+        self.first = nn.Conv1d(emb, channels, 3, padding=1)
+        self.block = nn.ModuleList(nn.Conv1d(channels, channels, 3, padding=d, dilation=d) for d in dilations)
+        self.out = nn.Linear(channels, N_LABELS)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, ids: torch.Tensor, bits: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """Scores ``[batch, length, 3]`` of ids (and rule bits) ``[batch, length]``."""
+        mask = (ids != PAD).unsqueeze(1).float()
+        x = self.emb(ids)
+        if self.rule is not None:
+            x = (x + self.rule(bits)) * mask.transpose(1, 2)
+        h = torch.relu(self.first(self.drop(x).transpose(1, 2))) * mask
+        for conv in self.block:
+            h = (h + torch.relu(conv(self.drop(h)))) * mask
+        return self.out(h.transpose(1, 2))
+
+
+def _stream(paragraphs: List[Tuple[str, np.ndarray]], vocab: CharVocab, rules: Optional[RuleFeatures],
+            gap: int, join: float, rng: random.Random) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, rule bits, labels) of all paragraphs laid end to end."""
+    ids_parts: List[np.ndarray] = []
+    bit_parts: List[np.ndarray] = []
+    label_parts: List[np.ndarray] = []
+    pad_ids = np.zeros(gap, dtype=np.int32)
+    pad_labels = np.full(gap, IGNORE, dtype=np.int64)
+    i = 0
+    while i < len(paragraphs):
+        # a run of paragraphs joined by single spaces (one paragraph most of the time)
+        texts = [paragraphs[i][0]]
+        labs = [paragraphs[i][1]]
+        while i + 1 < len(paragraphs) and rng.random() < join:
+            i += 1
+            texts.append(paragraphs[i][0])
+            labs.append(paragraphs[i][1])
+        i += 1
+        text = " ".join(texts)
+        ids = vocab.ids(text)
+        lab = np.concatenate([np.concatenate([lb, [INSIDE]]) for lb in labs])[:-1].astype(np.int64)
+        lab[ids == SPACE] = IGNORE
+        ids_parts += [ids, pad_ids]
+        bit_parts += [rules(text) if rules is not None else np.zeros(len(text), np.int32), pad_ids]
+        label_parts += [lab, pad_labels]
+    return np.concatenate(ids_parts), np.concatenate(bit_parts), np.concatenate(label_parts)
+
+
+def _windows(ids: np.ndarray, bits: np.ndarray, labels: np.ndarray, length: int, radius: int,
+             rng: random.Random) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Windows of ``length`` covering the stream from a random offset; labels only in the centre."""
+    core = length - 2 * radius
+    n = len(ids)
+    zeros = np.zeros(radius + core, np.int32)
+    padded_ids = np.concatenate([zeros, ids, zeros])
+    padded_bits = np.concatenate([zeros, bits, zeros])
+    padded_lab = np.concatenate([np.full(radius + core, IGNORE), labels, np.full(radius + core, IGNORE)])
+    offset = rng.randrange(core)
+    starts = np.arange(offset, n + core + radius, core)          # in padded coordinates: centre start
+    idx = starts[:, None] - radius + np.arange(length)[None, :]
+    w_lab = padded_lab[idx].copy()
+    w_lab[:, :radius] = IGNORE
+    w_lab[:, radius + core:] = IGNORE
+    keep = (w_lab != IGNORE).any(1)
+    return padded_ids[idx][keep], padded_bits[idx][keep], w_lab[keep]
+
+
+def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """(word rules, Punkt parameters or None) of a rule tokenizer model; (None, None) for "none"."""
+    if rules is None or rules.lower() == "none":
+        return None, None
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.registry import resolve_model
+    from nlpipe.models.rules_tokenizer import load_json
+
+    model_dir = resolve_model("tokenize", rules)
+    config = read_config(model_dir, "tokenize")
+    if config["arch"] != "punkt-treebank.v1":
+        raise NlpipeError(f"--rules {rules}: not a rule tokenizer model (arch {config['arch']})")
+    files = config.get("model", {})
+    words = load_json(model_dir / files.get("words", "words.json"))
+    punkt = load_json(model_dir / files.get("punkt", "punkt.json")) if sentences else None
+    return words, punkt
+
+
+def _tokenizer(params: Dict[str, np.ndarray], dilations: Sequence[int], vocab: CharVocab,
+               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float) -> Any:
+    from nlpipe.stages.tokenize import TrainedTokenizer
+
+    return TrainedTokenizer(SegmenterInference(params, dilations), vocab, MultiwordExpander(multiwords), rules,
+                            threshold)
+
+
+def _dev_scores(tokenizer: Any, dev_sents: list, dev_text: str, dev_path: str) -> Dict[str, float]:
+    from nlpipe.runtime.evaluate import score
+
+    pred = list(tokenizer.tokenize(io.StringIO(dev_text), dev_path))
+    r = score("tokenize", dev_sents, pred, dev_path, "<dev prediction>")
+    return {k: r[k] for k in ("tokens_f1", "sentences_f1", "words_f1")}
+
+
+def _total(s: Dict[str, float]) -> float:
+    return s["tokens_f1"] + s["sentences_f1"] + s["words_f1"]
+
+
+def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: int = 32, emb: int = 16,
+          dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
+          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "tokenize-rules-ewt",
+          rule_sentences: bool = True, seed: int = 1,
+          ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
+          log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Dict[str, Any]:
+    """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``."""
+    from nlpipe.runtime.evaluate import raw_text
+    from nlpipe.io.model_dir import write_config
+    from nlpipe.stages.tokenize import rule_features
+
+    t_start = time.time()
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    dil = [int(d) for d in dilations.split(",") if d.strip()]
+    if not dil or min(dil) < 1:
+        raise NlpipeError(f"--dilations must be positive integers, got '{dilations}'")
+    radius = 1 + sum(dil)
+    if length <= 2 * radius:
+        raise NlpipeError(f"--length {length} must exceed twice the receptive field ({radius})")
+
+    train_sents = list(read_file(train_path))
+    dev_sents = list(read_file(dev_path))
+    try:
+        paragraphs = labelled_paragraphs(train_sents, train_path)
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
+    dev_text = raw_text(dev_sents)
+    vocab = CharVocab.build((p for p, _ in paragraphs), min_char)
+    multiwords = learn_multiwords(train_sents)
+    rule_params, punkt_params = _rule_params(rules, rule_sentences)
+    word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
+    ids, bits, labels = _stream(paragraphs, vocab, word_rules, max(dil), join, rng)
+    log(f"train tokenize: {len(paragraphs)} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
+        f"{len(multiwords)} multiword forms; receptive field {radius} each side")
+
+    model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
+    opt = adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))
+    loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
+    # the model kept and evaluated is an exponential moving average of the weights (steadier dev scores)
+    ema = WeightAverage(model, ema_decay)
+    best: Optional[Tuple[float, int, Dict[str, np.ndarray], Dict[str, float]]] = None
+    history = []
+    for epoch in range(1, epochs + 1):
+        t0 = time.time()
+        model.train()
+        w_ids, w_bits, w_lab = _windows(ids, bits, labels, length, radius, rng)
+        order = list(range(len(w_ids)))
+        rng.shuffle(order)
+        total, count = 0.0, 0
+        for b in range(0, len(order), batch):
+            sel = order[b:b + batch]
+            x = torch.from_numpy(w_ids[sel].astype(np.int64))
+            xb = torch.from_numpy(w_bits[sel].astype(np.int64))
+            y = torch.from_numpy(w_lab[sel])
+            loss = loss_fn(model(x, xb).reshape(-1, N_LABELS), y.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            ema.update(model)
+            total += loss.item()
+            count += 1
+        sched.step()
+        params = {k: v.numpy().astype(np.float32) for k, v in ema.state.items()}
+        dev = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
+        history.append(dict(dev, epoch=epoch, loss=total / max(count, 1)))
+        mark = ""
+        if best is None or _total(dev) > best[0]:
+            best = (_total(dev), epoch, params, dev)
+            mark = " *"
+        elapsed = time.time() - t_start
+        log(f"epoch {epoch}/{epochs}: loss {total / max(count, 1):.4f}  dev tokens {dev['tokens_f1']:.2f}  "
+            f"sentences {dev['sentences_f1']:.2f}  words {dev['words_f1']:.2f}  "
+            f"({time.time() - t0:.0f} s, {elapsed / 60:.1f} min){mark}")
+        if time_limit is not None and elapsed > time_limit and epoch < epochs:
+            log(f"time limit reached after epoch {epoch}")
+            break
+    assert best is not None
+    _, best_epoch, params, dev = best
+
+    # sentence threshold: sentence-end score minus token-end score
+    threshold = 0.0
+    for t in [x / 4 for x in range(-8, 13) if x]:
+        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t), dev_sents, dev_text, dev_path)
+        if _total(s) > _total(dev):
+            threshold, dev = t, s
+    log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
+        f"sentences {dev['sentences_f1']:.2f}  words {dev['words_f1']:.2f}")
+
+    os.makedirs(out, exist_ok=True)
+    from nlpipe.stages.tokenize import CHARS, MULTIWORDS, PUNKT, RULES, WEIGHTS
+
+    np.savez_compressed(os.path.join(out, WEIGHTS), **params)
+    with open(os.path.join(out, CHARS), "w", encoding="utf-8") as f:
+        json.dump(vocab.chars, f, ensure_ascii=False)
+    with open(os.path.join(out, MULTIWORDS), "w", encoding="utf-8") as f:
+        json.dump(multiwords, f, ensure_ascii=False, indent=0)
+    if rule_params is not None:
+        with open(os.path.join(out, RULES), "w", encoding="utf-8") as f:
+            json.dump(rule_params, f, ensure_ascii=False, indent=0)
+    if punkt_params is not None:
+        with open(os.path.join(out, PUNKT), "w", encoding="utf-8") as f:
+            json.dump(punkt_params, f, ensure_ascii=False)
+    result = {"dev": dev, "best_epoch": best_epoch, "threshold": threshold, "history": history,
+              "minutes": (time.time() - t_start) / 60}
+    write_config(out, {
+        "stage": "tokenize",
+        "arch": "char-segmenter.v1",
+        "model": {"emb": emb, "channels": channels, "dilations": dil, "threshold": threshold,
+                  "weights": WEIGHTS, "chars": CHARS, "multiwords": MULTIWORDS,
+                  "rules": RULES if rule_params is not None else None,
+                  "punkt": PUNKT if punkt_params is not None else None},
+        "training": {
+            "data": {"train": os.path.basename(train_path), "dev": os.path.basename(dev_path)},
+            "hyper": {"epochs": epochs, "length": length, "batch": batch, "lr": lr, "dropout": dropout,
+                      "join": join, "min_char": min_char, "seed": seed, "rules": rules,
+                      "rule_sentences": rule_sentences,
+                      "ema_decay": ema_decay},
+            "best_epoch": best_epoch,
+            "minutes": round(result["minutes"], 1),
+            "scores": {"dev_tokens_f1": round(dev["tokens_f1"], 2), "dev_sentences_f1": round(dev["sentences_f1"], 2),
+                       "dev_words_f1": round(dev["words_f1"], 2)},
+        },
+    })
+    return result
