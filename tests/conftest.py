@@ -8,9 +8,37 @@ from pathlib import Path
 
 import pytest
 
+# The suite runs torch on one thread: faster for its small tensors on a 2-core machine, and the same
+# numbers wherever it runs.
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is a dependency
+    torch = None
+else:
+    torch.set_num_threads(1)
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+
+
+ON_CI = os.environ.get("CI") == "true"
+
+
+def missing(reason: str) -> None:
+    """Skip a test whose shipped model or optional package is absent; under CI=true that is a
+    failure, since CI must test them."""
+    if ON_CI:
+        pytest.fail(f"{reason} (CI=true: required)")
+    pytest.skip(reason)
+
+
+def require_module(name: str, reason: str):
+    """``pytest.importorskip`` that fails under CI=true (see :func:`missing`)."""
+    try:
+        return __import__(name)
+    except ImportError:
+        missing(reason)
 
 
 @pytest.fixture

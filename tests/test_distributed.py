@@ -16,6 +16,7 @@ import pytest
 from nlpipe.io.conllu import parse_string
 from nlpipe.errors import NlpipeError
 from nlpipe.runtime.pipeline import Annotator, PipelineSpec
+from conftest import require_module
 from test_annotate_standins import install, register
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -28,7 +29,7 @@ def file_text(k: int) -> str:
 
 @pytest.fixture(scope="module")
 def cluster():
-    pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'nlpipe[dask]'")
+    require_module("distributed", "Dask is an optional extra: pip install 'nlpipe[dask]'")
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",

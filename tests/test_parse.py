@@ -14,6 +14,7 @@ from nlpipe.io.conllu import DEPREL, HEAD, MISC, misc_get, parse_string, to_stri
 from nlpipe.decode.mst import is_tree, projective_mask
 from nlpipe.errors import InputError, ModelError
 from nlpipe.io.model_dir import read_config
+from conftest import missing
 from nlpipe.registry import load_stage
 from nlpipe.stages import parse as P
 
@@ -217,7 +218,7 @@ def test_shipped_biaffine_model_keeps_its_accuracy_on_en_ewt_test(ewt_test_tagge
     from nlpipe.registry import MODELS_DIR
 
     if not (MODELS_DIR / "parse-biaffine-ewt").is_dir():
-        pytest.skip("no shipped biaffine parser")
+        missing("no shipped biaffine parser")
     gold, tagged = ewt_test_tagged
     pred = list(load_stage("parse").annotate(strip_stage("parse", tagged)))
     for s in pred:

@@ -13,7 +13,7 @@ from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.registry import load_stage
 from nlpipe.stages import pos
 
-from conftest import run_cli
+from conftest import missing, run_cli
 
 TRAIN = """\
 # sent_id = t1
@@ -181,7 +181,7 @@ SHIPPED = Path(__file__).resolve().parent.parent / "nlpipe" / "shipped" / "pos-e
 
 def test_shipped_model_is_the_default_and_tags():
     if not (SHIPPED / "config.json").is_file():
-        pytest.skip("shipped model nlpipe/shipped/pos-ewt not built yet")
+        missing("shipped model nlpipe/shipped/pos-ewt not built yet")
     tagger = load_stage("pos")
     sents = list(tagger.annotate(parse_string(INPUT)))
     assert [w[XPOS] for w in sents[0].words] == ["PRP", "MD", "RB", "VB", "."]
@@ -194,7 +194,7 @@ def test_shipped_model_accuracy_on_ewt_dev(corpora):
     from nlpipe.runtime.evaluate import evaluate
 
     if not (SHIPPED / "config.json").is_file():
-        pytest.skip("shipped model nlpipe/shipped/pos-ewt not built yet")
+        missing("shipped model nlpipe/shipped/pos-ewt not built yet")
     r = evaluate("pos", str(corpora / "en_ewt" / "en_ewt-ud-dev.conllu"), model=str(SHIPPED))
     assert r["xpos"] >= 94.0 and r["upos"] >= 94.5
 

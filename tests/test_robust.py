@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import missing, run_cli
 from nlpipe.io.conllu import read_conllu, to_string
 from nlpipe.errors import InputError, ModelError
 from nlpipe.runtime.pipeline import Chunk, conllu_chunks, parse_chunk
@@ -258,7 +258,7 @@ def test_stage_weights_with_a_pickle_payload_give_a_model_error(tmp_path, stage,
 
     shipped = [MODELS_DIR / m for m in DEFAULT_MODELS.get(stage, []) if (MODELS_DIR / m / weights).is_file()]
     if not shipped:
-        pytest.skip(f"no shipped {stage} model with {weights} yet")
+        missing(f"no shipped {stage} model with {weights} yet")
     model = tmp_path / "model"
     shutil.copytree(shipped[0], model)
     marker = tmp_path / "pwned"
@@ -324,7 +324,7 @@ def test_a_5000_word_sentence_through_the_shipped_stages(tmp_path):
 
     stages = [s for s in available_stages() if s != "tokenize"]
     if not stages:
-        pytest.skip("no shipped stage besides tokenize yet")
+        missing("no shipped stage besides tokenize yet")
     words = [f"w{i % 97}" if i % 13 else "Smith" for i in range(5000)]
     rows = [f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_" for i, w in enumerate(words, 1)]
     src = tmp_path / "long.conllu"

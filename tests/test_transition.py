@@ -16,6 +16,7 @@ from nlpipe.registry import load_stage
 from nlpipe.stages import parse as P
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES, FeaturePlan, atom_sizes, parse_template
 from nlpipe.models.transition.lookup import KeyHash, RowTable
+from conftest import missing
 from nlpipe.models.transition.model import TransitionModel
 from nlpipe.models.transition.system import SHIFT, SWAP, Configurations, Oracle, projective_order
 from nlpipe.train.transition import TrainOptions, train_parser
@@ -408,7 +409,7 @@ def test_shipped_model_gives_well_formed_trees_on_en_ewt_test(ewt_test_tagged):
     from nlpipe.registry import MODELS_DIR
 
     if not (MODELS_DIR / "parse-transition-ewt").is_dir():
-        pytest.skip("no shipped transition parser")
+        missing("no shipped transition parser")
     gold, tagged = ewt_test_tagged
     for margin in (-1.0, 1.0):
         stage = load_stage("parse", "parse-transition-ewt", margin=margin)
