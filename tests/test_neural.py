@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nlpipe.decode import chain  # noqa: E402
+from nlpipe.decode.semiring import MaxSemiring  # noqa: E402
 from nlpipe.nn.crf import CRF  # noqa: E402
 from nlpipe.nn.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
                                     word_key, word_shape)
@@ -108,13 +109,57 @@ def test_crf_log_partition_and_gold_score_match_enumeration():
     assert float(crf.nll(em, tags, mask)) > 0
 
 
-def test_crf_decode_is_valid_bio_and_matches_chain():
+def _random_crf(seed):
+    torch.manual_seed(seed)
     crf = CRF(LABELS)
-    em = torch.randn(4, 6, len(LABELS))
+    with torch.no_grad():
+        for p in (crf.trans, crf.start, crf.end):
+            p.normal_()
+    return crf
+
+
+def test_crf_decode_is_valid_bio_and_matches_chain():
+    crf = _random_crf(2)
+    em = torch.randn(4, 6, len(LABELS)) * 3
+    em[:, :, [LABELS.index("I-PER"), LABELS.index("I-LOC")]] += 4.0  # greedy would pick I- tags
     lengths = np.array([6, 2, 4, 1])
     ids = crf.decode(em, lengths)
+    # the numpy chain inference decodes with (CRF.chain) gives the same paths, padding 0
+    assert ids.tolist() == crf.chain().viterbi(em.numpy(), lengths).tolist()
+    assert (ids[1, 2:] == 0).all() and (ids[3, 1:] == 0).all()
+    trans, start, end = (t.detach().numpy().astype(float) for t in crf.potentials())
     for r, n in enumerate(lengths):
         assert chain.is_valid_bio([LABELS[i] for i in ids[r, :n]])
+        e = em[r, :n].numpy().astype(float)
+        best = max(itertools.product(range(len(LABELS)), repeat=int(n)),
+                   key=lambda seq: start[seq[0]] + e[0, seq[0]] + end[seq[-1]]
+                   + sum(trans[x, y] + e[t + 1, y] for t, (x, y) in enumerate(zip(seq, seq[1:]))))
+        assert list(ids[r, :n]) == list(best)
+
+
+def test_crf_score_of_decoded_path_is_the_max_and_log_likelihood_is_at_most_zero():
+    crf = _random_crf(3)
+    em = torch.randn(3, 5, len(LABELS))
+    mask = torch.tensor([[True] * 5, [True] * 2 + [False] * 3, [True] * 4 + [False]])
+    ids = torch.as_tensor(crf.decode(em, mask.sum(1).numpy()))
+    top = chain.forward(em, mask.sum(1), *crf.potentials(), semiring=MaxSemiring)
+    torch.testing.assert_close(crf.score(em, ids, mask), top)
+    gold = torch.tensor([[1, 2, 0, 3, 4], [0, 0, 0, 0, 0], [3, 4, 4, 0, 0]])  # valid BIO
+    for tags in (gold, ids):
+        assert (crf.score(em, tags, mask) - crf.log_partition(em, mask) <= 0).all()
+    assert float(crf.nll(em, gold, mask)) > 0
+
+
+def test_crf_log_partition_of_a_padded_batch_equals_each_sentence_alone():
+    crf = _random_crf(4)
+    em = torch.randn(3, 5, len(LABELS))
+    lengths = [5, 2, 4]
+    mask = torch.arange(5)[None] < torch.tensor(lengths)[:, None]
+    em[1, 2:] = 50.0  # padding must not count
+    batch = crf.log_partition(em, mask)
+    for r, n in enumerate(lengths):
+        alone = crf.log_partition(em[r:r + 1, :n], torch.ones(1, n, dtype=torch.bool))
+        torch.testing.assert_close(batch[r:r + 1], alone)
 
 
 def test_training_step_lowers_loss_for_each_variant():

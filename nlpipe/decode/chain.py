@@ -1,18 +1,25 @@
-"""Linear-chain decoding over BIO tags: constraint masks, repair, Viterbi and forward-backward.
+"""Linear-chain dynamic programs over BIO tags: one forward algorithm written against a semiring.
 
-The one Viterbi of the project (NER, later SRL). Everything is batched and vectorised over the batch
-and the tag set (numpy; the only loop is over time steps), so it runs the same way for one sentence or
-thousands. Shapes: ``scores`` is ``[batch, time, tags]`` (emission log-potentials), ``lengths`` is
-``[batch]``, ``trans`` is ``[tags, tags]`` (from, to), ``start``/``end`` are ``[tags]``.
-Forbidden transitions are ``-inf`` entries of ``trans``/``start`` (see :func:`bio_constraints`).
+:func:`forward` is the DP; under :class:`~nlpipe.decode.semiring.LogSemiring` it gives log Z
+(:func:`log_partition`), under :class:`~nlpipe.decode.semiring.MaxSemiring` the best score, and with
+back-pointers the best sequence (:func:`viterbi`). :func:`marginals` adds an explicit outside pass on
+numpy and is the gradient of log Z on torch. The same code runs on numpy arrays (inference: NER, SRL)
+and torch tensors (the CRF's training loss), batched and vectorised over the batch and the tag set
+(the only loop is over time steps). Shapes: ``scores`` is ``[batch, time, tags]`` (emission
+log-potentials), ``lengths`` is ``[batch]``, ``trans`` is ``[tags, tags]`` (from, to),
+``start``/``end`` are ``[tags]``. Forbidden transitions are entries at the semiring's zero
+(:func:`constrain` with :func:`bio_constraints`).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+import sys
+from typing import Any, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-NEG_INF = -np.inf
+from nlpipe.decode.semiring import LogSemiring, MaxSemiring
+
+Array = Any  # np.ndarray or torch.Tensor
 
 
 def split_tag(tag: str) -> Tuple[str, str]:
@@ -38,12 +45,6 @@ def bio_constraints(labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         for i, (pi, ti) in enumerate(parts):
             allowed[i, j] = pi in ("B", "I") and ti == tj
     return allowed, start
-
-
-def constraint_penalties(labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-    """The BIO masks as additive log-potentials: 0 where allowed, ``-inf`` where not."""
-    allowed, start = bio_constraints(labels)
-    return np.where(allowed, 0.0, NEG_INF), np.where(start, 0.0, NEG_INF)
 
 
 def repair_table(labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
@@ -89,73 +90,136 @@ def is_valid_bio(tags: Sequence[str]) -> bool:
     return True
 
 
-def _step_mask(lengths: np.ndarray, t: int) -> np.ndarray:
-    return (np.asarray(lengths) > t)[:, None]
+def constrain(allowed: Array, allowed_start: Array, trans: Optional[Array] = None,
+              start: Optional[Array] = None) -> Tuple[Array, Array]:
+    """``(trans [K, K], start [K])`` with the entries not ``allowed`` set to the semiring zero.
 
-
-def viterbi(scores: np.ndarray, lengths: np.ndarray, trans: np.ndarray,
-            start: Optional[np.ndarray] = None, end: Optional[np.ndarray] = None) -> np.ndarray:
-    """Best tag sequence per batch row: ``[batch, time]`` int64 (padding positions are 0).
-
-    Positions at or beyond a row's length carry the state through unchanged, so rows of different
-    lengths are decoded in one pass.
+    ``allowed``/``allowed_start`` come from :func:`bio_constraints`; ``trans``/``start`` default to
+    numpy zeros (pure constraints: every allowed transition scores 0).
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    b, n, k = scores.shape
-    out = np.zeros((b, n), dtype=np.int64)
+    if trans is None:
+        trans = np.zeros(np.shape(allowed))
+    if start is None:
+        start = np.zeros(np.shape(allowed_start))
+    xp = _xp(trans)
+    return xp.where(allowed, trans, LogSemiring.zero), xp.where(allowed_start, start, LogSemiring.zero)
+
+
+def _xp(x: Array) -> Any:
+    """The array namespace of ``x``: the torch module for a tensor (never imported here), else numpy."""
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and isinstance(x, torch.Tensor) else np
+
+
+def _inputs(scores: Array, lengths: Array, trans: Array, start: Optional[Array], end: Optional[Array]
+            ) -> Tuple[Any, Array, Array, Array, Array, Array]:
+    """``(xp, scores, lengths, trans, start, end)``: numpy inputs as float64, missing start/end as one."""
+    xp = _xp(scores)
+    k = scores.shape[2]
+    if xp is np:
+        scores = np.asarray(scores, dtype=np.float64)
+        trans = np.asarray(trans, dtype=np.float64)
+        start = np.zeros(k) if start is None else np.asarray(start, dtype=np.float64)
+        end = np.zeros(k) if end is None else np.asarray(end, dtype=np.float64)
+        return xp, scores, np.asarray(lengths), trans, start, end
+    start = scores.new_zeros(k) if start is None else start
+    end = scores.new_zeros(k) if end is None else end
+    return xp, scores, xp.as_tensor(lengths, device=scores.device), trans, start, end
+
+
+def _forward(sr: Type[LogSemiring], xp: Any, scores: Array, lengths: Array, trans: Array, start: Array,
+             chart: bool = False, back: bool = False) -> Tuple[Array, List[Array], List[Array]]:
+    """The forward algorithm: ``(alpha [batch, K] at each row's last position, the alphas of every step
+    if ``chart``, the back-pointers ``[batch, K]`` of steps 1.. if ``back`` (Max only))``.
+
+    Positions at or beyond a row's length carry alpha through unchanged (and point back to the same
+    tag), so rows of different lengths run in one pass.
+    """
+    alpha = sr.mul(scores[:, 0], start)
+    alphas, ptrs = [alpha], []
+    ident = xp.arange(trans.shape[1]) if xp is np else xp.arange(trans.shape[1], device=scores.device)
+    for t in range(1, scores.shape[1]):
+        cand = sr.mul(alpha[:, :, None], trans)  # [batch, from, to]
+        if back:
+            total, best = sr.argsum(cand, 1)
+        else:
+            total = sr.sum(cand, 1)
+        live = lengths[:, None] > t
+        alpha = xp.where(live, sr.mul(total, scores[:, t]), alpha)
+        if back:
+            ptrs.append(xp.where(live, best, ident))
+        if chart:
+            alphas.append(alpha)
+    return alpha, alphas, ptrs
+
+
+def forward(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
+            end: Optional[Array] = None, semiring: Type[LogSemiring] = LogSemiring) -> Array:
+    """The semiring sum over every tag sequence of each row, ``[batch]``: log Z under Log, the best
+    sequence's score under Max."""
+    xp, scores, lengths, trans, start, end = _inputs(scores, lengths, trans, start, end)
+    if scores.shape[1] == 0:
+        return scores.sum((1, 2))  # no tags: the empty product, one
+    alpha, _, _ = _forward(semiring, xp, scores, lengths, trans, start)
+    return semiring.sum(semiring.mul(alpha, end), 1)
+
+
+def log_partition(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
+                  end: Optional[Array] = None) -> Array:
+    """log Z ``[batch]`` (:func:`forward` under the Log semiring)."""
+    return forward(scores, lengths, trans, start, end, LogSemiring)
+
+
+def viterbi(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
+            end: Optional[Array] = None) -> Array:
+    """Best tag sequence per row: ``[batch, time]`` int64 (padding positions are 0), by the forward
+    algorithm under the Max semiring with back-pointers. Ties go to the lowest tag index."""
+    xp, scores, lengths, trans, start, end = _inputs(scores, lengths, trans, start, end)
+    b, n, _ = scores.shape
     if n == 0 or b == 0:
-        return out
-    lengths = np.asarray(lengths)
-    start = np.zeros(k) if start is None else start
-    end = np.zeros(k) if end is None else end
-    alpha = scores[:, 0] + start
-    back = np.empty((b, n, k), dtype=np.int64)
-    back[:, 0] = 0
-    ident = np.arange(k)
-    for t in range(1, n):
-        cand = alpha[:, :, None] + trans[None]           # [b, from, to]
-        best = cand.argmax(axis=1)                          # [b, to]
-        new = np.take_along_axis(cand, best[:, None, :], axis=1)[:, 0] + scores[:, t]
-        live = _step_mask(lengths, t)
-        alpha = np.where(live, new, alpha)
-        back[:, t] = np.where(live, best, ident)
-    last = (alpha + end).argmax(axis=1)
-    rows = np.arange(b)
-    for t in range(n - 1, -1, -1):
-        out[:, t] = last
-        last = back[rows, t, last]
-    out[np.arange(n)[None, :] >= lengths[:, None]] = 0
+        return np.zeros((b, n), dtype=np.int64) if xp is np else scores.new_zeros((b, n), dtype=xp.int64)
+    sr = MaxSemiring
+    alpha, _, back = _forward(sr, xp, scores, lengths, trans, start, back=True)
+    _, last = sr.argsum(sr.mul(alpha, end), 1)
+    rows = xp.arange(b) if xp is np else xp.arange(b, device=scores.device)
+    cols = [last]
+    for ptr in reversed(back):
+        last = ptr[rows, last]
+        cols.append(last)
+    out = xp.stack(cols[::-1], 1)
+    pos = xp.arange(n) if xp is np else xp.arange(n, device=scores.device)
+    out[pos[None, :] >= lengths[:, None]] = 0
     return out
 
 
-def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(x - m), axis=axis))
+def marginals(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
+              end: Optional[Array] = None) -> Tuple[Array, Array]:
+    """Posterior tag marginals ``[batch, time, tags]`` (0 at padding) and log Z ``[batch]``.
 
-
-def forward_backward(scores: np.ndarray, lengths: np.ndarray, trans: np.ndarray,
-                     start: Optional[np.ndarray] = None,
-                     end: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
-    """Posterior tag marginals ``[batch, time, tags]`` and log partitions ``[batch]``."""
-    scores = np.asarray(scores, dtype=np.float64)
+    numpy: forward chart plus an explicit outside (backward) pass; torch: the gradient of log Z.
+    """
+    xp, scores, lengths, trans, start, end = _inputs(scores, lengths, trans, start, end)
     b, n, k = scores.shape
-    lengths = np.asarray(lengths)
-    start = np.zeros(k) if start is None else start
-    end = np.zeros(k) if end is None else end
-    alpha = np.empty((b, n, k))
-    alpha[:, 0] = scores[:, 0] + start
-    for t in range(1, n):
-        new = _logsumexp(alpha[:, t - 1, :, None] + trans[None], axis=1) + scores[:, t]
-        alpha[:, t] = np.where(_step_mask(lengths, t), new, alpha[:, t - 1])
+    if xp is not np:
+        with xp.enable_grad():
+            s = scores.detach().requires_grad_()
+            log_z = log_partition(s, lengths, trans.detach(), start.detach(), end.detach())
+            if n == 0:
+                return scores.new_zeros((b, n, k)), log_z.detach()
+            (grad,) = xp.autograd.grad(log_z.sum(), s)
+        return grad, log_z.detach()
+    if n == 0:
+        return np.zeros((b, n, k)), np.zeros(b)
+    sr = LogSemiring
+    last, alphas, _ = _forward(sr, np, scores, lengths, trans, start, chart=True)
+    alpha = np.stack(alphas, 1)
     beta = np.empty((b, n, k))
     # beta at each row's last real position is `end`; padding carries it back unchanged.
     beta[:, n - 1] = end
     for t in range(n - 2, -1, -1):
-        new = _logsumexp(trans[None] + (scores[:, t + 1] + beta[:, t + 1])[:, None, :], axis=2)
-        beta[:, t] = np.where(_step_mask(lengths, t + 1), new, beta[:, t + 1])
-    log_z = _logsumexp(alpha[:, n - 1] + end, axis=1) if n else np.zeros(b)
+        new = sr.sum(sr.mul(trans[None], sr.mul(scores[:, t + 1], beta[:, t + 1])[:, None, :]), 2)
+        beta[:, t] = np.where((lengths > t + 1)[:, None], new, beta[:, t + 1])
+    log_z = sr.sum(sr.mul(last, end), 1)
     with np.errstate(invalid="ignore"):
         marg = np.exp(alpha + beta - log_z[:, None, None])
     marg = np.nan_to_num(marg)
@@ -167,9 +231,9 @@ class ConstrainedChain:
     """Learned chain potentials with the BIO constraints applied (what a CRF model decodes with)."""
 
     def __init__(self, labels: Sequence[str], trans: np.ndarray, start: np.ndarray, end: np.ndarray):
-        pen_t, pen_s = constraint_penalties(labels)
-        self.trans = np.asarray(trans, dtype=np.float64) + pen_t
-        self.start = np.asarray(start, dtype=np.float64) + pen_s
+        allowed, allowed_start = bio_constraints(labels)
+        self.trans, self.start = constrain(allowed, allowed_start, np.asarray(trans, dtype=np.float64),
+                                           np.asarray(start, dtype=np.float64))
         self.end = np.asarray(end, dtype=np.float64)
 
     def viterbi(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -178,7 +242,7 @@ class ConstrainedChain:
 
     def marginals(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Posterior marginals ``[batch, time, tags]``."""
-        return forward_backward(scores, lengths, self.trans, self.start, self.end)[0]
+        return marginals(scores, lengths, self.trans, self.start, self.end)[0]
 
 
 def decode(scores: np.ndarray, lengths: np.ndarray, labels: Sequence[str],

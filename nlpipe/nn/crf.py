@@ -1,8 +1,10 @@
-"""Linear-chain CRF over BIO tags (torch): batched log-likelihood, Viterbi and marginals.
+"""Linear-chain CRF over BIO tags (torch): batched log-likelihood and Viterbi.
 
-The forward algorithm here is differentiable (training); decoding and forward-backward marginals go
-through :mod:`nlpipe.decode.chain` (the project's one Viterbi), on the same batch in one call.
-Shapes: ``emissions [batch, time, tags]``, ``tags [batch, time]``, ``mask [batch, time]`` (bool).
+log Z and decoding are the project's one chain DP (:mod:`nlpipe.decode.chain`) run on torch tensors:
+differentiable for training, with back-pointers for decoding; :meth:`CRF.chain` gives the numpy
+potentials that inference decodes (and takes marginals) with.
+Shapes: ``emissions [batch, time, tags]``, ``tags [batch, time]``, ``mask [batch, time]`` (bool, true
+on each row's first ``length`` positions).
 """
 from __future__ import annotations
 
@@ -16,9 +18,7 @@ from nlpipe.decode import chain
 
 
 class CRF(nn.Module):
-    """Transition, start and end scores; BIO-forbidden transitions are fixed at a large negative value."""
-
-    FORBID = -1e4
+    """Transition, start and end scores; BIO-forbidden transitions are fixed at the semiring zero."""
 
     def __init__(self, labels: Sequence[str]):
         super().__init__()
@@ -33,18 +33,12 @@ class CRF(nn.Module):
 
     def potentials(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Constrained ``(trans [K, K], start [K], end [K])``."""
-        trans = torch.where(self.trans_ok, self.trans, torch.full_like(self.trans, self.FORBID))
-        start = torch.where(self.start_ok, self.start, torch.full_like(self.start, self.FORBID))
+        trans, start = chain.constrain(self.trans_ok, self.start_ok, self.trans, self.start)
         return trans, start, self.end
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``[batch]`` log Z by the forward algorithm (vectorised over batch and tags)."""
-        trans, start, end = self.potentials()
-        alpha = emissions[:, 0] + start
-        for t in range(1, emissions.shape[1]):
-            new = torch.logsumexp(alpha.unsqueeze(2) + trans, dim=1) + emissions[:, t]
-            alpha = torch.where(mask[:, t].unsqueeze(1), new, alpha)
-        return torch.logsumexp(alpha + end, dim=1)
+        """``[batch]`` log Z (:func:`nlpipe.decode.chain.log_partition`, differentiable)."""
+        return chain.log_partition(emissions, mask.sum(1), *self.potentials())
 
     def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``[batch]`` score of the gold tag sequences."""
@@ -63,8 +57,10 @@ class CRF(nn.Module):
         return total / mask.sum().clamp(min=1)
 
     def decode(self, emissions: torch.Tensor, lengths: np.ndarray) -> np.ndarray:
-        """Best valid BIO sequences ``[batch, time]`` via :func:`nlpipe.decode.chain.viterbi`."""
-        return self.chain().viterbi(emissions.detach().float().cpu().numpy(), lengths)
+        """Best valid BIO sequences ``[batch, time]`` via :func:`nlpipe.decode.chain.viterbi` (float64,
+        on the emissions' device)."""
+        trans, start, end = (p.detach().double() for p in self.potentials())
+        return chain.viterbi(emissions.detach().double(), lengths, trans, start, end).cpu().numpy()
 
     def chain(self) -> chain.ConstrainedChain:
         """The current potentials as a numpy :class:`~nlpipe.decode.chain.ConstrainedChain`."""

@@ -119,8 +119,8 @@ class LisaModel:
         self.rel_index = {r: i for i, r in enumerate(self.rels)}
         self.roles: List[str] = vocab["roles"]
         self.role_index = {r: i for i, r in enumerate(self.roles)}
-        self.trans, self.start = chain.constraint_penalties(self.roles)
         self.allowed, self.allowed_start = chain.bio_constraints(self.roles)
+        self.trans, self.start = chain.constrain(self.allowed, self.allowed_start)
         self.senses: Dict[str, str] = vocab.get("senses", {})
         self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
         self.net = LISA(hyper, len(self.words), len(self.tags), len(self.rels), len(self.roles), vectors)
@@ -203,7 +203,7 @@ class LisaModel:
         lengths = np.array([len(examples[i].forms) for i, _ in flat])
         ids = scores.argmax(-1)
         if viterbi:
-            # With 0/-inf transitions a valid argmax sequence is already the Viterbi path: decode the rest.
+            # With 0/zero transitions a valid argmax sequence is already the Viterbi path: decode the rest.
             ok = self.allowed[ids[:, :-1], ids[:, 1:]] | (np.arange(1, ids.shape[1])[None] >= lengths[:, None])
             redo = np.flatnonzero(~(ok.all(1) & self.allowed_start[ids[:, 0]]))
             if len(redo):
