@@ -17,9 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-from nlpipe.decode.semiring import LogSemiring, MaxSemiring
-
-Array = Any  # np.ndarray or torch.Tensor
+from nlpipe.decode.semiring import Array, LogSemiring, MaxSemiring
 
 
 def split_tag(tag: str) -> Tuple[str, str]:
@@ -111,6 +109,10 @@ def _xp(x: Array) -> Any:
     return torch if torch is not None and isinstance(x, torch.Tensor) else np
 
 
+def _arange(xp: Any, n: int, like: Array) -> Array:
+    return np.arange(n) if xp is np else xp.arange(n, device=like.device)
+
+
 def _inputs(scores: Array, lengths: Array, trans: Array, start: Optional[Array], end: Optional[Array]
             ) -> Tuple[Any, Array, Array, Array, Array, Array]:
     """``(xp, scores, lengths, trans, start, end)``: numpy inputs as float64, missing start/end as one."""
@@ -137,15 +139,15 @@ def _forward(sr: Type[LogSemiring], xp: Any, scores: Array, lengths: Array, tran
     """
     alpha = sr.mul(scores[:, 0], start)
     alphas, ptrs = [alpha], []
-    ident = xp.arange(trans.shape[1]) if xp is np else xp.arange(trans.shape[1], device=scores.device)
+    ident = _arange(xp, trans.shape[1], scores)
     for t in range(1, scores.shape[1]):
         cand = sr.mul(alpha[:, :, None], trans)  # [batch, from, to]
         if back:
-            total, best = sr.argsum(cand, 1)
+            summed, best = sr.argsum(cand, 1)
         else:
-            total = sr.sum(cand, 1)
+            summed = sr.sum(cand, 1)
         live = lengths[:, None] > t
-        alpha = xp.where(live, sr.mul(total, scores[:, t]), alpha)
+        alpha = xp.where(live, sr.mul(summed, scores[:, t]), alpha)
         if back:
             ptrs.append(xp.where(live, best, ident))
         if chart:
@@ -159,7 +161,7 @@ def forward(scores: Array, lengths: Array, trans: Array, start: Optional[Array] 
     sequence's score under Max."""
     xp, scores, lengths, trans, start, end = _inputs(scores, lengths, trans, start, end)
     if scores.shape[1] == 0:
-        return scores.sum((1, 2))  # no tags: the empty product, one
+        return scores.sum((1, 2))  # no positions: the empty product, the semirings' one (0)
     alpha, _, _ = _forward(semiring, xp, scores, lengths, trans, start)
     return semiring.sum(semiring.mul(alpha, end), 1)
 
@@ -172,8 +174,9 @@ def log_partition(scores: Array, lengths: Array, trans: Array, start: Optional[A
 
 def viterbi(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
             end: Optional[Array] = None) -> Array:
-    """Best tag sequence per row: ``[batch, time]`` int64 (padding positions are 0), by the forward
-    algorithm under the Max semiring with back-pointers. Ties go to the lowest tag index."""
+    """Best tag sequence per row: ``[batch, time]`` int64 (padding positions are 0; numpy or torch as
+    ``scores``), by the forward algorithm under the Max semiring with back-pointers. Ties go to the
+    lowest tag index, at the last position and at each back-pointer."""
     xp, scores, lengths, trans, start, end = _inputs(scores, lengths, trans, start, end)
     b, n, _ = scores.shape
     if n == 0 or b == 0:
@@ -181,14 +184,13 @@ def viterbi(scores: Array, lengths: Array, trans: Array, start: Optional[Array] 
     sr = MaxSemiring
     alpha, _, back = _forward(sr, xp, scores, lengths, trans, start, back=True)
     _, last = sr.argsum(sr.mul(alpha, end), 1)
-    rows = xp.arange(b) if xp is np else xp.arange(b, device=scores.device)
+    rows = _arange(xp, b, scores)
     cols = [last]
     for ptr in reversed(back):
         last = ptr[rows, last]
         cols.append(last)
     out = xp.stack(cols[::-1], 1)
-    pos = xp.arange(n) if xp is np else xp.arange(n, device=scores.device)
-    out[pos[None, :] >= lengths[:, None]] = 0
+    out[_arange(xp, n, scores)[None, :] >= lengths[:, None]] = 0
     return out
 
 
