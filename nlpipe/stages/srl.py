@@ -203,7 +203,8 @@ class LisaModel:
         lengths = np.array([len(examples[i].forms) for i, _ in flat])
         ids = scores.argmax(-1)
         if viterbi:
-            # With 0/zero transitions a valid argmax sequence is already the Viterbi path: decode the rest.
+            # Allowed transitions score 0 (forbidden: the semiring zero), so a valid argmax sequence is
+            # already the Viterbi path: decode the rest.
             ok = self.allowed[ids[:, :-1], ids[:, 1:]] | (np.arange(1, ids.shape[1])[None] >= lengths[:, None])
             redo = np.flatnonzero(~(ok.all(1) & self.allowed_start[ids[:, 0]]))
             if len(redo):
