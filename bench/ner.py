@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from nlpipe.decode import chain  # noqa: E402
 from nlpipe.nn.features import Vocab, shape_ids  # noqa: E402
 from nlpipe.train.ner import read_ner_file  # noqa: E402
+from nlpipe.tags import repair_ids  # noqa: E402
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
 
@@ -85,7 +86,7 @@ def time_torch(model: Any, feats: List[Tuple[np.ndarray, np.ndarray]], size: int
                 scores = model(w, s, s > 0, drop=False)[-1]
                 if crf is None:
                     ids = scores.argmax(-1).cpu().numpy()
-                    chain.repair_bio(ids, lens, LABELS)
+                    repair_ids(ids, lens, LABELS)
                 else:
                     crf.viterbi(scores.float().cpu().numpy(), lens)
             if device.type == "cuda":

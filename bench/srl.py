@@ -30,9 +30,9 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.io.conllu import open_input, read_conllu, read_file  # noqa: E402
 from nlpipe.io.formats import read_conll2012  # noqa: E402
-from nlpipe.decode.chain import is_valid_bio  # noqa: E402
+from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.runtime.evaluate import score, strip_stage  # noqa: E402
-from nlpipe.metrics import srl_tags  # noqa: E402
+from nlpipe.io.misc import srl_tags  # noqa: E402
 from nlpipe.train.srl_data import join_propbank  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 
@@ -61,7 +61,7 @@ def srl_run(model: str, inp: List[Any], gold: List[Any], gold_predicates: bool, 
     out = list(stage.annotate(strip_stage("srl", inp, gold_predicates)))
     seconds = time.perf_counter() - t
     r = score("srl", gold, out)
-    invalid = sum(not is_valid_bio(tags) for s in out for tags in srl_tags(s).values())
+    invalid = sum(not is_valid(tags) for s in out for tags in srl_tags(s).values())
     return {"precision": r["precision"], "recall": r["recall"], "f1": r["f1"], "predicates": r["predicates"],
             "invalid_bio": invalid, "seconds": seconds}
 

@@ -8,9 +8,10 @@ their lower-cased forms). A score then counts aligned words whose values agree a
 precision (over predicted words), recall (over gold words) and F1; with identical tokenization all
 three equal plain accuracy. LAS compares DEPREL without subtypes (the part before ``:``).
 
-Span scores (NER) follow ``conlleval``: a chunk starts and ends by its start/end-of-chunk rules
-(so ``I-X`` after ``O`` starts a chunk; IOB1, BIO and BIOES all decode with the same rules) and a
-predicted chunk is correct when type, start and end equal a gold chunk. SRL arguments follow
+Span scores (NER) follow ``conlleval``: tags are read into spans by :func:`nlpipe.tags.spans` (its
+start/end-of-chunk rules, so ``I-X`` after ``O`` starts a chunk; IOB1, BIO and BIOES all decode with
+the same rules) and a predicted chunk is correct when type, start and end equal a gold chunk.
+Tags come from MISC through :mod:`nlpipe.io.misc`. SRL arguments follow
 ``srl-eval.pl`` (CoNLL-2005): per gold proposition, arguments are matched by span and label, ``V``
 is not counted, ``C-X`` pieces join the latest ``X`` argument into one discontinuous argument
 that is correct only when all its pieces match, and ``R-X`` is a label of its own.
@@ -24,8 +25,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
-from nlpipe.io.conllu import DEPREL, FORM, HEAD, ID, MISC, UPOS, XPOS, Sentence, misc_get
-from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
+from nlpipe.io.conllu import DEPREL, FORM, HEAD, ID, UPOS, XPOS, Sentence
+from nlpipe.io.misc import predicates, srl_tags
+from nlpipe.errors import InputError, NlpipeError
+from nlpipe.tags import spans
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,6 @@ class Score:
         aligned = None if self.aligned is None and other.aligned is None else \
             (self.aligned or 0) + (other.aligned or 0)
         return Score(self.correct + other.correct, self.gold + other.gold, self.system + other.system, aligned)
-
-
-def row_line(sent: Sentence, row_index: int) -> Optional[int]:
-    """File line of ``sent.rows[row_index]`` (``None`` for sentences not read from a file)."""
-    return sent.line + len(sent.comments) + row_index if sent.line else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,11 +106,11 @@ class Segmentation:
                 if "-" in i or int(i) > mwt_end:
                     form = _no_spaces(row[FORM])
                     if not form:
-                        raise InputError(path, row_line(sent, ri), "empty FORM (only spaces)")
+                        raise InputError(path, sent.line_of(ri), "empty FORM (only spaces)")
                     chars.append(form)
                     span = (pos, pos + len(form))
                     self.tokens.append(span)
-                    self.token_lines.append((sno, pos, row_line(sent, ri)))
+                    self.token_lines.append((sno, pos, sent.line_of(ri)))
                     pos += len(form)
                 if "-" in i:
                     mwt_end = int(i.split("-")[1])
@@ -384,50 +382,6 @@ def check_same_words(gold: Sequence[Sentence], system: Sequence[Sentence],
 # ---------------------------------------------------------------------------------------------
 # Spans (conlleval)
 
-def split_tag(tag: str) -> Tuple[str, str]:
-    """``"B-PER" -> ("B", "PER")``, ``"O" -> ("O", "")``; raises ValueError for other shapes."""
-    if tag == "O":
-        return "O", ""
-    prefix, dash, kind = tag.partition("-")
-    if not dash or prefix not in ("B", "I", "E", "S") or not kind:
-        raise ValueError(tag)
-    return prefix, kind
-
-
-def _chunk_ends(prev: str, tag: str, prev_kind: str, kind: str) -> bool:
-    # conlleval's endOfChunk, with S (single) ending like E
-    if prev in ("E", "S"):
-        return True
-    if prev in ("B", "I") and tag in ("B", "S", "O"):
-        return True
-    return prev != "O" and prev_kind != kind
-
-
-def _chunk_starts(prev: str, tag: str, prev_kind: str, kind: str) -> bool:
-    # conlleval's startOfChunk, with S (single) starting like B
-    if tag in ("B", "S"):
-        return True
-    if tag in ("I", "E") and prev in ("O", "E", "S"):
-        return True
-    return tag != "O" and prev_kind != kind
-
-
-def chunks(tags: Sequence[str]) -> List[Tuple[str, int, int]]:
-    """Chunks ``(type, start, end)`` (end exclusive) of one sentence's tags under conlleval's rules."""
-    out: List[Tuple[str, int, int]] = []
-    prev, prev_kind = "O", ""
-    start = -1
-    for i, tag in enumerate(list(tags) + ["O"]):
-        t, kind = split_tag(tag)
-        if start >= 0 and _chunk_ends(prev, t, prev_kind, kind):
-            out.append((prev_kind, start, i))
-            start = -1
-        if _chunk_starts(prev, t, prev_kind, kind):
-            start = i
-        prev, prev_kind = t, kind
-    return out
-
-
 def span_scores(gold: Iterable[Sequence[str]],
                 system: Iterable[Sequence[str]]) -> Tuple[Score, Dict[str, Score], Score]:
     """conlleval over tag sequences: (overall chunk score, per-type chunk scores, tag accuracy)."""
@@ -436,10 +390,10 @@ def span_scores(gold: Iterable[Sequence[str]],
     n_ok: Counter = Counter()
     tags_ok = tags_all = 0
     for g, s in zip(gold, system):
-        gc, sc = chunks(g), chunks(s)
-        n_gold.update(c[0] for c in gc)
-        n_sys.update(c[0] for c in sc)
-        n_ok.update(c[0] for c in set(gc) & set(sc))
+        gc, sc = spans(g), spans(s)
+        n_gold.update(c[2] for c in gc)
+        n_sys.update(c[2] for c in sc)
+        n_ok.update(c[2] for c in set(gc) & set(sc))
         tags_all += len(g)
         tags_ok += sum(a == b for a, b in zip(g, s))
     types = {k: Score(n_ok[k], n_gold[k], n_sys[k]) for k in sorted(set(n_gold) | set(n_sys))}
@@ -447,49 +401,8 @@ def span_scores(gold: Iterable[Sequence[str]],
     return overall, types, Score(tags_ok, tags_all, tags_all)
 
 
-def ne_tags(sent: Sentence, path: str = STAGE_INPUT) -> List[str]:
-    """The MISC ``NE=`` tags of a sentence's words (``O`` where absent); checks their shape."""
-    out = []
-    index = {id(r): k for k, r in enumerate(sent.rows)}
-    for w in sent.words:
-        tag = misc_get(w[MISC], "NE") or "O"
-        try:
-            split_tag(tag)
-        except ValueError:
-            raise InputError(path, row_line(sent, index[id(w)]),
-                             f"NE tag '{tag}' is not O or B-/I-/E-/S- followed by a type") from None
-        out.append(tag)
-    return out
-
-
-def detect_scheme(tag_seqs: Iterable[Sequence[str]]) -> str:
-    """``bioes`` if E-/S- occur, ``iob1`` if a chunk starts with I-, else ``bio``."""
-    seen_i_start = False
-    for tags in tag_seqs:
-        prev_kind = ""
-        prev = "O"
-        for tag in tags:
-            t, kind = split_tag(tag)
-            if t in ("E", "S"):
-                return "bioes"
-            if t == "I" and (prev == "O" or prev_kind != kind):
-                seen_i_start = True
-            prev, prev_kind = t, kind
-    return "iob1" if seen_i_start else "bio"
-
-
 # ---------------------------------------------------------------------------------------------
 # Predicates and semantic roles
-
-def predicates(sent: Sentence) -> Dict[int, str]:
-    """Word ID -> MISC ``Pred`` value of each predicate of a sentence."""
-    out = {}
-    for w in sent.words:
-        v = misc_get(w[MISC], "Pred")
-        if v is not None:
-            out[int(w[ID])] = v
-    return out
-
 
 def predicate_scores(gold: Iterable[Sentence], system: Iterable[Sentence]) -> Dict[str, Score]:
     """Predicate identification (position), sense accuracy on found ones and position+sense."""
@@ -505,31 +418,6 @@ def predicate_scores(gold: Iterable[Sentence], system: Iterable[Sentence]) -> Di
     return {"predicates": Score(found, n_gold, n_sys),
             "sense": Score(sense_ok, found, found, found),
             "labeled": Score(sense_ok, n_gold, n_sys)}
-
-
-def srl_tags(sent: Sentence, path: str = STAGE_INPUT) -> Dict[int, List[str]]:
-    """Predicate word ID -> BIO role tag of every word, from MISC ``SRL=<pred-id>:<tag>,...``.
-
-    Predicates marked with ``Pred`` but without roles get all-``O`` tags.
-    """
-    n = len(sent.words)
-    out: Dict[int, List[str]] = {k: ["O"] * n for k in predicates(sent)}
-    index = {id(r): k for k, r in enumerate(sent.rows)}
-    for wi, w in enumerate(sent.words):
-        value = misc_get(w[MISC], "SRL")
-        if not value:
-            continue
-        for entry in value.split(","):
-            pid, colon, tag = entry.partition(":")
-            try:
-                if not (colon and pid.isdigit() and 1 <= int(pid) <= n):
-                    raise ValueError
-                split_tag(tag)
-            except ValueError:
-                raise InputError(path, row_line(sent, index[id(w)]),
-                                 f"SRL entry '{entry}' is not <predicate word ID>:<B-/I-ROLE>") from None
-            out.setdefault(int(pid), ["O"] * n)[wi] = tag
-    return out
 
 
 @dataclass
@@ -552,7 +440,7 @@ def arguments(tags: Sequence[str]) -> List[Argument]:
     """Arguments of one proposition's BIO tags, joining ``C-X`` pieces to the latest ``X``."""
     args: List[Argument] = []
     latest: Dict[str, Argument] = {}
-    for label, start, end in chunks(tags):
+    for start, end, label in spans(tags):
         if label.startswith("C-") and label[2:] in latest:
             latest[label[2:]].pieces.append((start, end))
             continue

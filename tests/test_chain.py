@@ -1,5 +1,5 @@
-"""The chain DP of nlpipe.decode.chain (numpy and torch, Log and Max semirings) against brute force;
-BIO constraints and repair."""
+"""The chain DP of nlpipe.decode.chain (numpy and torch, Log and Max semirings) against brute force
+(BIO constraints and the repair: tests/test_tags.py)."""
 import itertools
 
 import numpy as np
@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from nlpipe.decode import chain
 from nlpipe.decode.semiring import LogSemiring, MaxSemiring
+from nlpipe.tags import is_valid
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 
@@ -30,16 +31,6 @@ def brute(scores, trans, start, end):
         for t, y in enumerate(seq):
             marg[t, y] += np.exp(s - log_z)
     return list(best), log_z, marg
-
-
-def test_constraints_forbid_i_after_o_and_at_start():
-    allowed, start = chain.bio_constraints(LABELS)
-    i = {t: n for n, t in enumerate(LABELS)}
-    assert not allowed[i["O"], i["I-PER"]]
-    assert not allowed[i["B-LOC"], i["I-PER"]]
-    assert allowed[i["B-PER"], i["I-PER"]] and allowed[i["I-PER"], i["I-PER"]]
-    assert allowed[i["I-PER"], i["B-PER"]] and allowed[i["O"], i["B-LOC"]]
-    assert not start[i["I-LOC"]] and start[i["B-LOC"]] and start[i["O"]]
 
 
 def seq_score(scores, seq, trans, start, end):
@@ -171,7 +162,7 @@ def test_constrained_viterbi_never_outputs_invalid_bio(backend, n, seed):
     trans, start, end = potentials(rng, k)
     s, t, a, e = as_backend(backend, scores, trans, start, end)
     ids = to_numpy(chain.viterbi(s, np.array([n]), t, a, e))[0]
-    assert chain.is_valid_bio([LABELS[i] for i in ids])
+    assert is_valid([LABELS[i] for i in ids])
 
 
 def test_constrained_chain_output_is_valid_bio_even_when_scores_prefer_invalid():
@@ -180,31 +171,8 @@ def test_constrained_chain_output_is_valid_bio_even_when_scores_prefer_invalid()
     scores[0, :, LABELS.index("I-PER")] = 5.0  # greedy would say I-PER I-PER I-PER
     c = chain.ConstrainedChain(LABELS, np.zeros((k, k)), np.zeros(k), np.zeros(k))
     tags = [LABELS[i] for i in c.viterbi(scores, np.array([3]))[0]]
-    assert chain.is_valid_bio(tags)
+    assert is_valid(tags)
     assert tags == ["B-PER", "I-PER", "I-PER"]
-
-
-@pytest.mark.parametrize("tags, want", [
-    (["I-PER", "I-PER", "O"], ["B-PER", "I-PER", "O"]),
-    (["O", "I-LOC", "B-PER", "I-LOC", "I-LOC"], ["O", "B-LOC", "B-PER", "B-LOC", "I-LOC"]),
-    (["B-PER", "I-PER", "I-LOC"], ["B-PER", "I-PER", "B-LOC"]),
-    (["O", "O"], ["O", "O"]),
-])
-def test_repair_bio(tags, want):
-    ids = np.array([[LABELS.index(t) for t in tags]])
-    got = chain.repair_bio(ids, np.array([len(tags)]), LABELS)
-    assert [LABELS[i] for i in got[0]] == want
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.sampled_from(LABELS), min_size=1, max_size=12))
-def test_repair_always_gives_valid_bio_and_keeps_types(tags):
-    ids = np.array([[LABELS.index(t) for t in tags]])
-    out = [LABELS[i] for i in chain.repair_bio(ids, np.array([len(tags)]), LABELS)[0]]
-    assert chain.is_valid_bio(out)
-    assert [t[2:] for t in out] == [t[2:] for t in tags]
-    if chain.is_valid_bio(tags):
-        assert out == tags
 
 
 def test_decode_greedy_is_argmax_repaired():

@@ -6,8 +6,8 @@ import io
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nlpipe.io.conllu import (FORM, HEAD, MISC, UPOS, Sentence, misc_get, misc_set, parse_string, read_conllu,
-                              to_string, write_conllu)
+from nlpipe.io.conllu import (FORM, HEAD, MISC, UPOS, Sentence, boundary, misc_get, misc_set, parse_string,
+                              read_conllu, to_string, write_conllu)
 from nlpipe.errors import InputError
 
 from conftest import FIXTURES
@@ -164,3 +164,80 @@ def test_random_sentences_round_trip(sentences, final_newline):
     if not final_newline:
         text = text[:-2]
     assert roundtrip(text) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# The line of a word, document and paragraph starts
+
+def test_line_of_a_row_or_an_index():
+    s = parse_string("# sent_id = a\n1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+                     "# sent_id = b\n# text = y z\n1-2\tyz\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                     "1\ty\t_\t_\t_\t_\t_\t_\t_\t_\n2\tz\t_\t_\t_\t_\t_\t_\t_\t_\n\n")[1]
+    # the second sentence starts on line 4: two comments, then the range on 6, y on 7, z on 8
+    assert s.line_of(s.words[0]) == 7 and s.line_of(s.words[1]) == 8
+    assert s.line_of(0) == 6 and s.line_of(2) == 8
+    built = Sentence([], [["1", "x", "_", "_", "_", "_", "_", "_", "_", "_"]])
+    assert built.line_of(built.words[0]) is None
+
+
+@pytest.mark.parametrize("comment,kind", [
+    ("# newdoc", "newdoc"), ("#newdoc", "newdoc"), ("# newdoc id = d1", "newdoc"), ("# newdoc id=d1", "newdoc"),
+    ("# newpar", "newpar"), ("# newpar id = p2", "newpar"), ("#  newpar", "newpar"),
+    ("# newdocument", None), ("# sent_id = newdoc", None), ("# text = newdoc here", None), ("#", None),
+])
+def test_boundary_comments(comment, kind):
+    assert boundary(comment) == kind
+
+
+def test_sentence_starts_document_and_paragraph():
+    row = "1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    doc, par, plain = parse_string(f"# newdoc id = d\n{row}\n# newpar\n{row}\n# sent_id = 3\n{row}\n")
+    assert (doc.starts_document, doc.starts_paragraph) == (True, True)
+    assert (par.starts_document, par.starts_paragraph) == (False, True)
+    assert (plain.starts_document, plain.starts_paragraph) == (False, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# conllu.TokenList
+
+def test_to_tokenlist_matches_the_conllu_parser():
+    conllu = pytest.importorskip("conllu")
+    text = (FIXTURES / "tok_small.conllu").read_text(encoding="utf-8")
+    mine = [s.to_tokenlist() for s in parse_string(text)]
+    theirs = conllu.parse(text)
+    assert mine == theirs and [m.metadata for m in mine] == [t.metadata for t in theirs]
+
+
+def test_to_tokenlist_keeps_misc_values_with_equals_and_ranges_and_empty_nodes():
+    pytest.importorskip("conllu")
+    s = parse_string((FIXTURES / "special.conllu").read_text(encoding="utf-8"))[0]
+    tl = s.to_tokenlist()
+    assert tl.metadata["newdoc id"] == "fixture-doc1" and tl.metadata["newpar"] is None
+    assert tl[1]["id"] == (2, "-", 3) and tl[1]["form"] == "don't"
+    assert tl[0]["head"] == 4 and tl[0]["deps"] == [("nsubj", 4)]
+    assert tl[0]["feats"] == {"Case": "Nom", "Number": "Sing", "Person": "1", "PronType": "Prs"}
+    nodes = [t for t in tl if t["id"] == (7, ".", 1)]
+    assert nodes and nodes[0]["head"] is None and nodes[0]["misc"] == {"CopyOf": "4"}
+    naive = [t for t in tl if t["form"] == "naïve"][0]
+    assert naive["misc"] == {"Translit": "naive", "Cxn": "free=rc-obj"}   # conllu.parse cuts it to "free"
+
+
+def test_tokenlist_round_trip_is_lossless_for_standard_files():
+    pytest.importorskip("conllu")
+    for name in ("special.conllu", "tok_small.conllu"):
+        for s in parse_string((FIXTURES / name).read_text(encoding="utf-8")):
+            assert Sentence.from_tokenlist(s.to_tokenlist()).to_string() == s.to_string()
+
+
+def test_tokenlist_round_trip_normalises_what_a_tokenlist_cannot_hold():
+    pytest.importorskip("conllu")
+    text = ("#sent_id=1\r\n# note\r\n# text = a\r\n1\ta\t_\t_\t_\t_\t0\troot\t_\tX=|Y=_\r\n\r\n\r\n")
+    back = Sentence.from_tokenlist(parse_string(text)[0].to_tokenlist())
+    assert back.to_string() == "# sent_id = 1\n# note\n# text = a\n1\ta\t_\t_\t_\t_\t0\troot\t_\tX|Y=_\n\n"
+
+
+def test_from_tokenlist_of_a_malformed_list_is_an_input_error():
+    conllu = pytest.importorskip("conllu")
+    tl = conllu.parse("1\ta\t_\t_\t_\t_\t5\troot\t_\t_\n\n")[0]
+    with pytest.raises(InputError, match="HEAD 5 is outside the sentence"):
+        Sentence.from_tokenlist(tl)

@@ -1,18 +1,16 @@
-"""Corpus readers (CoNLL-2003, UNER, CoNLL-2012 props, UP), tag schemes and SRL frames in MISC."""
+"""Corpus readers (CoNLL-2003, UNER, CoNLL-2012 props, UP) and SRL frames in MISC (spans end exclusive)."""
 from __future__ import annotations
 
 import io
 from typing import List
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from nlpipe.io.conllu import MISC, Sentence, parse_string, read_file
-from nlpipe.io.formats import (AlignReport, Frame, JoinReport, align_conll2012, bio_spans, bio_to_bioes,
-                            bioes_to_bio, doc_key, frames_from_misc, frames_to_misc, get_ner_tags,
-                            iob1_to_bio, parse_brackets, read_conll2003, read_conll2012, read_up,
-                            read_uner, spans_to_bio)
+from nlpipe.io.formats import (AlignReport, JoinReport, align_conll2012, doc_key, parse_brackets, read_conll2003,
+                               read_conll2012, read_up, read_uner)
+from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, ne_tags
+from nlpipe.tags import spans
 from nlpipe.errors import InputError
 
 from conftest import FIXTURES
@@ -33,43 +31,6 @@ def _error(reader, text: str, **kw) -> InputError:
 
 
 # --------------------------------------------------------------------------------------------
-# Tag schemes
-
-def test_iob1_to_bio():
-    assert iob1_to_bio(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG", "I-MISC"]) == \
-        ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "B-ORG", "B-MISC"]
-
-
-def test_bio_bioes():
-    bio = ["B-PER", "I-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-LOC"]
-    bioes = ["B-PER", "I-PER", "E-PER", "O", "S-LOC", "B-LOC", "E-LOC"]
-    assert bio_to_bioes(bio) == bioes
-    assert bioes_to_bio(bioes) == bio
-
-
-def test_bio_spans_stray_inside_starts_a_span():
-    assert bio_spans(["I-PER", "I-LOC", "O", "B-X"]) == [(0, 0, "PER"), (1, 1, "LOC"), (3, 3, "X")]
-
-
-_spans = st.lists(st.tuples(st.integers(1, 3), st.sampled_from(["PER", "LOC", None])), max_size=8)
-
-
-@given(_spans)
-def test_span_encodings_round_trip(pieces):
-    # pieces: (length, label or gap) laid out left to right -> non-overlapping spans
-    spans, pos = [], 0
-    for length, label in pieces:
-        if label:
-            spans.append((pos, pos + length - 1, label))
-        pos += length
-    bio = spans_to_bio(spans, pos)
-    assert bio_spans(bio) == spans
-    assert bioes_to_bio(bio_to_bioes(bio)) == bio
-    assert bio_spans(iob1_to_bio([t.replace("B-", "I-") if i == 0 or bio[i - 1][2:] != t[2:] else t
-                                  for i, t in enumerate(bio)])) == spans
-
-
-# --------------------------------------------------------------------------------------------
 # CoNLL-2003
 
 def test_conll2003_documents_and_bio():
@@ -79,7 +40,7 @@ def test_conll2003_documents_and_bio():
     assert sents[0].pos[1] == "VBD" and sents[0].chunks[1] == "I-VP"
     assert sents[0].tags == ["B-PER", "O", "B-ORG", "I-ORG", "O", "O", "B-LOC", "B-LOC", "O"]
     assert sents[0].line == 3 and sents[1].line == 15
-    raw = _read(read_conll2003, "sample.conll2003", scheme="iob1")
+    raw = _read(read_conll2003, "sample.conll2003", bio=False)
     assert raw[0].tags[6:8] == ["I-LOC", "B-LOC"]
 
 
@@ -129,7 +90,7 @@ def test_join_uner_by_sent_id():
     uner = _read(read_uner, "sample.iob2")
     uner[1].words[0] = "Hey"  # a retokenised sentence is skipped, not forced
     out = list(join_uner_fixture(uner, report))
-    assert [get_ner_tags(s) for s in out] == [["O", "O"], ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"],
+    assert [ne_tags(s) for s in out] == [["O", "O"], ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"],
                                              ["O", "O", "O"]]
     assert out[1].words[3][MISC] == "NE=B-LOC" and out[1].words[4][MISC] == "SpaceAfter=No|NE=I-LOC"
     assert (report.sentences, report.joined, report.mismatched, report.missing) == (3, 1, 1, 1)
@@ -141,10 +102,10 @@ def join_uner_fixture(uner, report):
     return join_uner(read_file(str(CORP / "uner-ud.conllu")), uner, report)
 
 
-def test_get_ner_tags_bad_misc_names_the_line():
+def test_ne_tags_bad_misc_names_the_line():
     s = parse_string("# sent_id = 1\n1\ta\t_\t_\t_\t_\t0\troot\t_\tNE=PER\n\n", "x.conllu")[0]
     with pytest.raises(InputError) as e:
-        get_ner_tags(s, "x.conllu")
+        ne_tags(s, "x.conllu")
     assert str(e.value).startswith("x.conllu:2: bad NE tag 'PER'")
 
 
@@ -158,17 +119,17 @@ def test_conll2012_reader():
         ("email-mail_two", 1, 6), ("email-mail_two", 2, 6)]
     first = sents[0]
     assert first.pos[1] == "VBD" and first.parse[0] == "(TOP(S(NP*)" and first.line == 1
-    assert first.frames == [Frame(1, "sell", "sell.01", [(0, 0, "ARG0"), (1, 1, "V"), (2, 4, "ARG1"),
-                                                         (5, 6, "ARG2")])]
+    assert first.frames == [Frame(1, "sell", "sell.01", [(0, 1, "ARG0"), (1, 2, "V"), (2, 5, "ARG1"),
+                                                         (5, 7, "ARG2")])]
     broke, left = sents[1].frames
     assert (broke.pred, broke.lemma, broke.roleset) == (1, "break", "break_up.08")
-    assert (1, 2, "V") in broke.spans and left.pred == 6
+    assert (1, 3, "V") in broke.spans and left.pred == 6
     assert sents[2].frames == []
 
 
 def test_parse_brackets_nested_and_multiple():
     assert parse_brackets(["(A*", "(B*)", "*)", "(C(D*))"], "x", 1) == \
-        [(0, 2, "A"), (1, 1, "B"), (3, 3, "C"), (3, 3, "D")]
+        [(0, 3, "A"), (1, 2, "B"), (3, 4, "C"), (3, 4, "D")]
 
 
 _BASE = "d\t0\t{}\tw\tNN\t*\t-\t-"
@@ -203,13 +164,13 @@ def test_align_conll2012_to_ud():
                    "email-mail_two-0002", "email-mail_two-0003", "email-mail_two-0004"]
     frames = {s.sent_id: fs for s, fs in pairs}
     assert frames["reviews-zzz-0001"] == [] and frames["email-mail_two-0001"] == []
-    assert frames["weblog-blog_one-0001"][0].spans == [(0, 0, "ARG0"), (1, 1, "V"), (2, 4, "ARG1"), (5, 6, "ARG2")]
+    assert frames["weblog-blog_one-0001"][0].spans == [(0, 1, "ARG0"), (1, 2, "V"), (2, 5, "ARG1"), (5, 7, "ARG2")]
     # "[WORD]" vs "my home": the span on it alone is dropped, the others keep their UD positions
     call = frames["email-mail_two-0002"][0]
-    assert call.spans == [(0, 0, "V"), (1, 1, "ARG1"), (2, 2, "ARGM-LOC"), (5, 5, "ARGM-TMP")]
+    assert call.spans == [(0, 1, "V"), (1, 2, "ARG1"), (2, 3, "ARGM-LOC"), (5, 6, "ARGM-TMP")]
     # one CoNLL-2012 sentence, two UD sentences: ARG0 "Bye now" is in the other sentence
     see = frames["email-mail_two-0004"]
-    assert see == [Frame(0, "see", "see.01", [(0, 0, "V"), (1, 1, "ARG1")])]
+    assert see == [Frame(0, "see", "see.01", [(0, 1, "V"), (1, 2, "ARG1")])]
     assert frames["email-mail_two-0003"] == []
     assert (report.documents, report.documents_without_props, report.documents_unmatched) == (3, 1, 0)
     assert (report.tokens_unaligned, report.predicates, report.predicates_dropped) == (1, 5, 0)
@@ -234,8 +195,8 @@ def _sentence(n: int) -> Sentence:
 
 def test_frames_misc_round_trip():
     s = _sentence(6)
-    frames = [Frame(1, "break", "break_up.08", [(0, 0, "ARG0"), (1, 2, "V"), (3, 4, "ARG1")]),
-              Frame(5, "w6", "-", [(0, 0, "ARG0"), (5, 5, "V")])]
+    frames = [Frame(1, "break", "break_up.08", [(0, 1, "ARG0"), (1, 3, "V"), (3, 5, "ARG1")]),
+              Frame(5, "w6", "-", [(0, 1, "ARG0"), (5, 6, "V")])]
     frames_to_misc(s, frames)
     assert [w[MISC] for w in s.words] == [
         "SRL=2:B-ARG0,6:B-ARG0", "Pred=break_up.08|SRL=2:B-V", "SRL=2:I-V", "SRL=2:B-ARG1", "SRL=2:I-ARG1",
@@ -247,7 +208,7 @@ def test_frames_misc_round_trip():
 
 def test_frames_to_misc_rejects_overlap():
     with pytest.raises(ValueError, match="overlapping"):
-        frames_to_misc(_sentence(3), [Frame(0, "x", "x.01", [(0, 0, "V"), (1, 2, "A"), (2, 2, "B")])])
+        frames_to_misc(_sentence(3), [Frame(0, "x", "x.01", [(0, 1, "V"), (1, 3, "A"), (2, 3, "B")])])
 
 
 @pytest.mark.parametrize("misc,what", [
@@ -268,10 +229,10 @@ def test_up_reader():
     sents = _read(read_up, "sample-up.conllu")
     assert [s.sentence.sent_id for s in sents] == ["up-1", "up-2", "up-3", "up-4"]
     sell, car = sents[0].frames
-    assert sell == Frame(2, "sell", "sell.01", [(0, 0, "ARG0"), (2, 2, "V"), (4, 4, "ARG1")])
-    assert car == Frame(4, "car", "car.01", [(4, 4, "V")])
+    assert sell == Frame(2, "sell", "sell.01", [(0, 1, "ARG0"), (2, 3, "V"), (4, 5, "ARG1")])
+    assert car == Frame(4, "car", "car.01", [(4, 5, "V")])
     assert sents[1].frames == [] and sents[2].frames == []
-    assert sents[3].frames == [Frame(2, "timing", "twotime.01", [(0, 0, "V"), (2, 2, "C-V")])]
+    assert sents[3].frames == [Frame(2, "timing", "twotime.01", [(0, 1, "V"), (2, 3, "C-V")])]
 
 
 @pytest.mark.parametrize("extra,line,what", [
@@ -307,7 +268,7 @@ def test_corpus_conll2003_counts(corpora, name, sentences, tokens, docs, entitie
     with f:
         sents = list(read_conll2003(f, path))
     assert (len(sents), sum(len(s.words) for s in sents), sum(s.newdoc for s in sents),
-            sum(len(bio_spans(s.tags)) for s in sents)) == (sentences, tokens, docs, entities)
+            sum(len(spans(s.tags)) for s in sents)) == (sentences, tokens, docs, entities)
 
 
 @pytest.mark.corpus
@@ -324,7 +285,7 @@ def test_corpus_uner_counts(corpora, name, draft, sentences, tokens, entities):
     f, path = _corpus_file(corpora, name)
     with f:
         sents = list(read_uner(f, path, map_draft=draft))
-    types = Counter(label for s in sents for _, _, label in bio_spans(s.tags))
+    types = Counter(label for s in sents for _, _, label in spans(s.tags))
     assert (len(sents), sum(len(s.words) for s in sents), dict(types)) == (sentences, tokens, entities)
 
 

@@ -5,6 +5,8 @@ import pytest
 
 from nlpipe import metrics
 from nlpipe.io.conllu import parse_string, read_file
+from nlpipe.io.misc import ne_tags, srl_tags
+from nlpipe.tags import detect_scheme
 from nlpipe.errors import InputError, NlpipeError
 
 from conftest import FIXTURES
@@ -197,21 +199,6 @@ def test_spaces_inside_forms_are_ignored():
 # ---------------------------------------------------------------------------------------------
 # Spans (conlleval)
 
-@pytest.mark.parametrize("tags,expected", [
-    ("B-PER I-PER O", [("PER", 0, 2)]),
-    ("I-PER I-PER O", [("PER", 0, 2)]),             # I- after O starts a chunk
-    ("O I-PER", [("PER", 1, 2)]),                    # chunk closed at sentence end
-    ("B-LOC I-LOC I-ORG", [("LOC", 0, 2), ("ORG", 2, 3)]),   # type change splits
-    ("I-PER B-PER I-PER", [("PER", 0, 1), ("PER", 1, 3)]),   # IOB1: B- between same-type entities
-    ("B-PER B-PER", [("PER", 0, 1), ("PER", 1, 2)]),
-    ("S-PER S-PER B-LOC E-LOC O", [("PER", 0, 1), ("PER", 1, 2), ("LOC", 2, 4)]),
-    ("B-LOC E-LOC I-LOC", [("LOC", 0, 2), ("LOC", 2, 3)]),    # after E- anything starts anew
-    ("O E-PER", [("PER", 1, 2)]),
-])
-def test_conlleval_chunk_rules(tags, expected):
-    assert metrics.chunks(tags.split()) == expected
-
-
 def test_span_f1_on_fixture():
     # Gold chunks: n1 PER(0,2) PER(3,4) LOC(5,8); n2 (IOB1) PER(0,2) PER(2,4) LOC(5,6); n3 ORG(2,4)
     #   -> 7: PER 4, LOC 2, ORG 1.
@@ -220,8 +207,8 @@ def test_span_f1_on_fixture():
     # Correct: n1 PER(0,2), n2 LOC(5,6) -> 2. P = R = F1 = 2/7.
     # PER P 1/2 R 1/4 F1 1/3; LOC 1/2 1/2 1/2; ORG 0.
     # Tags equal on 6 + 4 + 2 = 12 of 19 tokens.
-    gold = [metrics.ne_tags(s) for s in sents("ner_gold.conllu")]
-    pred = [metrics.ne_tags(s) for s in sents("ner_pred.conllu")]
+    gold = [ne_tags(s) for s in sents("ner_gold.conllu")]
+    pred = [ne_tags(s) for s in sents("ner_pred.conllu")]
     overall, types, tags = metrics.span_scores(gold, pred)
     assert overall == metrics.Score(2, 7, 7)
     assert overall.f1 == approx(2 / 7)
@@ -229,15 +216,13 @@ def test_span_f1_on_fixture():
     assert types["LOC"] == metrics.Score(1, 2, 2)
     assert types["ORG"] == metrics.Score(0, 1, 3) and types["ORG"].f1 == 0.0
     assert tags.accuracy == approx(12 / 19)
-    assert metrics.detect_scheme(gold) == "iob1"
-    assert metrics.detect_scheme([["B-X", "I-X"]]) == "bio"
-    assert metrics.detect_scheme([["S-X"]]) == "bioes"
+    assert detect_scheme(gold) == "iob1"
 
 
 def test_bad_ne_tag_names_file_and_line():
     s = parse_string("# sent_id = 1\n1\tBob\t_\t_\t_\t_\t_\t_\t_\tNE=PER\n\n", "x.conllu")
-    with pytest.raises(InputError, match=r"x.conllu:2: NE tag 'PER'"):
-        metrics.ne_tags(s[0], "x.conllu")
+    with pytest.raises(InputError, match=r"x.conllu:2: bad NE tag 'PER'"):
+        ne_tags(s[0], "x.conllu")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,8 +280,8 @@ def test_discontinuous_argument_right_only_when_all_pieces_match():
 def test_bad_srl_entry_names_file_and_line():
     s = parse_string("1\tIt\t_\t_\t_\t_\t_\t_\t_\tSRL=9:B-ARG0\n2\trained\t_\t_\t_\t_\t_\t_\t_\tPred=Y\n\n",
                      "y.conllu")
-    with pytest.raises(InputError, match=r"y.conllu:1: SRL entry '9:B-ARG0'"):
-        metrics.srl_tags(s[0], "y.conllu")
+    with pytest.raises(InputError, match=r"y.conllu:1: SRL entry '9:B-ARG0' refers to word 9, which has no Pred="):
+        srl_tags(s[0], "y.conllu")
 
 
 def test_sentence_level_scores_need_the_same_words():

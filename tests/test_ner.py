@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nlpipe.io.conllu import MISC, misc_get, misc_set, parse_string, to_string
-from nlpipe.decode.chain import is_valid_bio
+from nlpipe.tags import is_valid
 from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_config
 from nlpipe.registry import load_stage
@@ -37,7 +37,7 @@ def test_shipped_model_writes_only_valid_ne_tags(name):
     stage = load_stage("ner")
     assert stage.name == "ner"
     out = list(stage.annotate(parse_string(text)))
-    assert all(is_valid_bio(tags) for tags in _ne(out))
+    assert all(is_valid(tags) for tags in _ne(out))
     # nothing but MISC NE= changed (the fixture's gold-ish NE=B-ORG is replaced)
     assert _without_ne(out) == _without_ne(parse_string(text))
 
@@ -98,7 +98,31 @@ def test_train_then_tag_with_the_trained_model(tmp_path, extra):
     r = run_cli("ner", "-m", str(out), str(NER / "tiny.conllu"))
     assert r.returncode == 0, r.stderr.decode()
     tagged = parse_string(r.stdout.decode())
-    assert len(tagged) == 3 and all(is_valid_bio(t) for t in _ne(tagged))
+    assert len(tagged) == 3 and all(is_valid(t) for t in _ne(tagged))
+
+
+def test_training_reads_every_scheme_as_bio():
+    from nlpipe.train.ner import read_ner_file
+
+    # BIOES in CoNLL-U MISC: E- closes, S- is a one-word entity; the models train on BIO
+    assert read_ner_file(str(NER / "tiny_bioes.conllu")) == [
+        (["Maria", "Lopez", "flew", "to", "Lisbon", "."], ["B-PER", "I-PER", "O", "O", "B-LOC", "O"], True),
+        (["The", "Acme", "Bank", "hired", "Tom", "."], ["O", "B-ORG", "I-ORG", "O", "B-PER", "O"], False),
+        (["Tom", "visited", "Oslo", "and", "Lisbon", "."], ["B-PER", "O", "B-LOC", "O", "B-LOC", "O"], True)]
+    # IOB1 (CoNLL-2003): I- starts an entity, B- only between two of one type
+    first = read_ner_file(str(NER / "tiny.conll"))[0]
+    assert first[1] == ["B-PER", "I-PER", "O", "O", "B-LOC", "O", "O", "O"] and first[2]
+
+
+def test_train_accepts_bioes_like_eval(tmp_path):
+    data = str(NER / "tiny_bioes.conllu")
+    r = run_cli("eval", "ner", "--gold", data, "--pred", data, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["scheme"] == "bioes"
+    out = tmp_path / "m"
+    r = run_cli("train", "ner", "--train", data, "--dev", data, "--out", str(out), "--epochs", "1",
+                "--width", "8", "--blocks", "1", "--threads", "1", "--device", "cpu", *_glove(tmp_path))
+    assert r.returncode == 0, r.stderr.decode()
+    assert read_config(out, "ner")["labels"] == ["O", "B-LOC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
 
 
 def test_bad_training_tag_is_an_input_error_with_file_and_line(tmp_path):

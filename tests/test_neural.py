@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 
 from nlpipe.decode import chain  # noqa: E402
 from nlpipe.decode.semiring import MaxSemiring  # noqa: E402
+from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.nn.crf import CRF  # noqa: E402
 from nlpipe.nn.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
                                     word_key, word_shape)
@@ -129,7 +130,7 @@ def test_crf_decode_is_valid_bio_and_matches_chain():
     assert (ids[1, 2:] == 0).all() and (ids[3, 1:] == 0).all()
     trans, start, end = (t.detach().numpy().astype(float) for t in crf.potentials())
     for r, n in enumerate(lengths):
-        assert chain.is_valid_bio([LABELS[i] for i in ids[r, :n]])
+        assert is_valid([LABELS[i] for i in ids[r, :n]])
         e = em[r, :n].numpy().astype(float)
         best = max(itertools.product(range(len(LABELS)), repeat=int(n)),
                    key=lambda seq: start[seq[0]] + e[0, seq[0]] + end[seq[-1]]

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from conftest import run_cli  # noqa: E402
 from nlpipe.io.conllu import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
-from nlpipe.decode.chain import is_valid_bio  # noqa: E402
+from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.errors import InputError, ModelError  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
@@ -111,7 +111,7 @@ def _others(misc):
 
 def test_srl_output_is_valid_bio_and_touches_only_pred_and_srl(model_dir):
     from nlpipe.io.conllu import misc_set
-    from nlpipe.metrics import srl_tags
+    from nlpipe.io.misc import srl_tags
 
     stage = load_stage("srl", str(model_dir))
     inp = strip_stage("srl", gold())
@@ -123,7 +123,7 @@ def test_srl_output_is_valid_bio_and_touches_only_pred_and_srl(model_dir):
         for w, r in zip(s.words, rows):
             assert w[:MISC] == r[:MISC] and _others(w[MISC]) == _others(r[MISC])
         for seq in srl_tags(s).values():
-            assert is_valid_bio(seq)
+            assert is_valid(seq)
     assert misc_get(out[0].words[5][MISC], "SpaceAfter") == "No"
 
 
@@ -177,10 +177,10 @@ def test_same_output_for_a_sentence_alone_or_in_a_batch(model_dir):
 def test_greedy_and_viterbi_both_valid(model_dir):
     for viterbi in (True, False):
         stage = load_stage("srl", str(model_dir), predicates_from_input=True, viterbi=viterbi)
-        from nlpipe.metrics import srl_tags
+        from nlpipe.io.misc import srl_tags
 
         for s in stage.annotate(strip_stage("srl", gold(), True)):
-            assert all(is_valid_bio(t) for t in srl_tags(s).values())
+            assert all(is_valid(t) for t in srl_tags(s).values())
 
 
 def test_long_sentence_left_to_the_pipeline(model_dir):

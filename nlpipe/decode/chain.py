@@ -8,7 +8,8 @@ and torch tensors (the CRF's training loss), batched and vectorised over the bat
 (the only loop is over time steps). Shapes: ``scores`` is ``[batch, time, tags]`` (emission
 log-potentials), ``lengths`` is ``[batch]``, ``trans`` is ``[tags, tags]`` (from, to),
 ``start``/``end`` are ``[tags]``. Forbidden transitions are entries at the semiring's zero
-(:func:`constrain` with :func:`bio_constraints`).
+(:func:`constrain` with :func:`nlpipe.tags.bio_constraints`; the tags module also holds the repair
+that greedy decoding uses).
 """
 from __future__ import annotations
 
@@ -18,74 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Type
 import numpy as np
 
 from nlpipe.decode.semiring import Array, LogSemiring, MaxSemiring
-
-
-def split_tag(tag: str) -> Tuple[str, str]:
-    """``"B-PER" -> ("B", "PER")``, ``"O" -> ("O", "")``."""
-    if tag == "O" or len(tag) < 2 or tag[1] != "-":
-        return "O", ""
-    return tag[0], tag[2:]
-
-
-def bio_constraints(labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-    """Allowed transitions of BIO: ``(allowed [K, K] from->to, allowed_start [K])``.
-
-    ``I-X`` may follow only ``B-X`` or ``I-X`` and may not start a sequence; everything else is free.
-    """
-    parts = [split_tag(t) for t in labels]
-    k = len(labels)
-    allowed = np.ones((k, k), dtype=bool)
-    start = np.ones(k, dtype=bool)
-    for j, (pj, tj) in enumerate(parts):
-        if pj != "I":
-            continue
-        start[j] = False
-        for i, (pi, ti) in enumerate(parts):
-            allowed[i, j] = pi in ("B", "I") and ti == tj
-    return allowed, start
-
-
-def repair_table(labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-    """``(allowed [K, K], to_begin [K])``: for an ``I-X`` tag, the index of ``B-X`` (else itself)."""
-    allowed, start = bio_constraints(labels)
-    index = {t: i for i, t in enumerate(labels)}
-    to_begin = np.arange(len(labels))
-    for j, t in enumerate(labels):
-        p, typ = split_tag(t)
-        if p == "I" and f"B-{typ}" in index:
-            to_begin[j] = index[f"B-{typ}"]
-    # Treat "start of sequence" as a virtual previous tag: row K of the extended table.
-    allowed = np.vstack([allowed, start[None, :]])
-    return allowed, to_begin
-
-
-def repair_bio(tags: np.ndarray, lengths: np.ndarray, labels: Sequence[str]) -> np.ndarray:
-    """Make greedy tag ids valid BIO: an ``I-X`` that may not follow its predecessor becomes ``B-X``.
-
-    Vectorised: repairing changes only the B/I prefix, never the type, so each position's fate depends
-    on its predecessor's original type alone. ``tags`` is ``[batch, time]``; padding is left alone.
-    """
-    allowed, to_begin = repair_table(labels)
-    k = len(labels)
-    tags = np.asarray(tags)
-    prev = np.empty_like(tags)
-    prev[:, 0] = k
-    prev[:, 1:] = tags[:, :-1]
-    bad = ~allowed[prev, tags]
-    out = np.where(bad, to_begin[tags], tags)
-    # to_begin of B/I/O tags of the same type keeps the type, so a repaired B-X after I-Y stays legal.
-    return out
-
-
-def is_valid_bio(tags: Sequence[str]) -> bool:
-    """True when no ``I-X`` starts a sequence or follows anything but ``B-X``/``I-X``."""
-    prev_p, prev_t = "O", ""
-    for tag in tags:
-        p, t = split_tag(tag)
-        if p == "I" and not (prev_p in ("B", "I") and prev_t == t):
-            return False
-        prev_p, prev_t = p, t
-    return True
+from nlpipe.tags import bio_constraints, repair_ids
 
 
 def constrain(allowed: Array, allowed_start: Array, trans: Optional[Array] = None,
@@ -252,4 +186,4 @@ def decode(scores: np.ndarray, lengths: np.ndarray, labels: Sequence[str],
     """Tag ids ``[batch, time]`` from scores: CRF Viterbi when ``crf`` is given, else greedy + repair."""
     if crf is not None:
         return crf.viterbi(scores, lengths)
-    return repair_bio(np.asarray(scores).argmax(-1), lengths, labels)
+    return repair_ids(np.asarray(scores).argmax(-1), lengths, labels)

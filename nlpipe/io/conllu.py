@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
-from typing import IO, Iterable, Iterator, List, Optional, Tuple
+from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple, Union
 
 from nlpipe.errors import InputError, NlpipeError
 
@@ -111,6 +111,25 @@ class Sentence:
     def sent_id(self) -> Optional[str]:
         return self.meta("sent_id")
 
+    @property
+    def starts_document(self) -> bool:
+        """Whether a ``# newdoc`` comment (``# newdoc id = X`` too) opens this sentence."""
+        return any(boundary(c) == "newdoc" for c in self.comments)
+
+    @property
+    def starts_paragraph(self) -> bool:
+        """Whether a ``# newpar`` or ``# newdoc`` comment opens this sentence (a document starts a paragraph)."""
+        return any(boundary(c) is not None for c in self.comments)
+
+    def line_of(self, row: Union[int, List[str]]) -> Optional[int]:
+        """File line of a token row (the row itself, or its index in :attr:`rows`); ``None`` for a
+        sentence not read from a file."""
+        if not self.line:
+            return None
+        if not isinstance(row, int):
+            row = next(k for k, r in enumerate(self.rows) if r is row)
+        return self.line + len(self.comments) + row
+
     def text(self) -> str:
         """The sentence text: ``# text`` if present, else rebuilt from tokens and SpaceAfter."""
         t = self.meta("text")
@@ -127,11 +146,66 @@ class Sentence:
         lines = self.comments + ["\t".join(r) for r in self.rows]
         return self.prefix + self.eol.join(lines) + self.end
 
+    def to_tokenlist(self) -> Any:
+        """This sentence as a ``conllu.TokenList`` (the ``conllu`` package's parsed form: integer or
+        tuple IDs and HEADs, FEATS/MISC/DEPS parsed, ``_`` as ``None``), comments as its metadata.
+
+        :meth:`from_tokenlist` gives back the same lines, except what a ``TokenList`` cannot hold:
+        comments are rewritten as ``# key = value`` (or ``# key``) and a repeated key keeps its last
+        value; a FEATS/MISC entry ``Key=`` (empty value) comes back as ``Key``; a repeated FEATS/MISC
+        key keeps its last value; the line ending is ``\n``, the byte-order mark and the text after the
+        sentence (extra blank lines) are not kept. Unlike ``conllu.parse``, a MISC value containing
+        ``=`` (``Cxn=free=rc-obj``) is kept whole. Columns after the tenth are named by the sentence's
+        ``# global.columns`` comment, else ``col11``, ``col12`` ...
+        """
+        from conllu.models import Metadata, Token, TokenList
+        from conllu.parser import DEFAULT_FIELD_PARSERS, DEFAULT_FIELDS
+
+        names = list(DEFAULT_FIELDS)
+        meta = Metadata()
+        for c in self.comments:
+            key, sep, value = c[1:].partition("=")
+            key = key.strip()
+            if key == "global.columns":
+                names = [n.lower() for n in value.split()]
+            if key:
+                meta[key] = value.strip() if sep else None
+        tokens = []
+        for row in self.rows:
+            fields = names + [f"col{k + 1}" for k in range(len(names), len(row))]
+            tok = Token()
+            for k, (name, cell) in enumerate(zip(fields, row)):
+                if k in (FEATS, MISC):
+                    tok[name] = _pairs(cell)
+                elif name in DEFAULT_FIELD_PARSERS:
+                    tok[name] = DEFAULT_FIELD_PARSERS[name](row, k)
+                else:
+                    tok[name] = cell
+            tokens.append(tok)
+        return TokenList(tokens, meta, default_fields=names)
+
+    @classmethod
+    def from_tokenlist(cls, tokenlist: Any, path: str = "<tokenlist>") -> "Sentence":
+        """A sentence from a ``conllu.TokenList`` (its ``serialize()`` read by :func:`read_conllu`, so a
+        malformed one is an :class:`InputError`); see :meth:`to_tokenlist` for what is not kept."""
+        sentences = parse_string(tokenlist.serialize(), path)
+        if len(sentences) != 1:
+            raise InputError(path, None, f"expected one sentence, found {len(sentences)}")
+        sentences[0].line = 0
+        return sentences[0]
+
     def __len__(self) -> int:
         return len(self.words)
 
     def __repr__(self) -> str:
         return f"Sentence({self.sent_id!r}, {len(self.words)} words)"
+
+
+def boundary(comment: str) -> Optional[str]:
+    """``"newdoc"`` or ``"newpar"`` when a comment line opens a document or paragraph (``# newdoc``,
+    ``#newpar``, ``# newdoc id = d1``), else ``None``."""
+    words = comment[1:].replace("=", " ").split(None, 1)
+    return words[0] if words and words[0] in ("newdoc", "newpar") else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,6 +220,17 @@ def misc_get(misc: str, key: str) -> Optional[str]:
         if k == key:
             return v if sep else ""
     return None
+
+
+def _pairs(field: str) -> Optional[dict]:
+    """A FEATS or MISC field as ``{key: value}`` the way ``conllu`` holds it (``_``: ``None``; ``Key``: ``""``)."""
+    if field == "_":
+        return None
+    out = {}
+    for entry in field.split("|"):
+        k, sep, v = entry.partition("=")
+        out[k] = (None if v == "_" else v) if sep else ""
+    return out
 
 
 def misc_set(misc: str, key: str, value: Optional[str]) -> str:
@@ -195,17 +280,17 @@ def _show(s: str, n: int = 40) -> str:
 
 def _finish(sent: Sentence, n: int, path: str) -> None:
     """Check HEAD values and multiword-token ranges against the sentence's ``n`` words."""
-    first = sent.line + len(sent.comments)
     if n == 0:
-        raise InputError(path, first, "sentence has no word lines (integer IDs)")
+        raise InputError(path, sent.line_of(0), "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
         i = r[ID]
         if i.isdigit():
             h = r[HEAD]
             if h != "_" and int(h) > n:
-                raise InputError(path, first + off, f"HEAD {h} is outside the sentence (it has {n} words)")
+                raise InputError(path, sent.line_of(off), f"HEAD {h} is outside the sentence (it has {n} words)")
         elif "-" in i and int(i.partition("-")[2]) > n:
-            raise InputError(path, first + off, f"multiword token {i} covers words the sentence lacks ({n} words)")
+            raise InputError(path, sent.line_of(off), f"multiword token {i} covers words the sentence lacks "
+                                                      f"({n} words)")
 
 
 def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:

@@ -10,8 +10,8 @@ Formats (see ``../shared/corpora/*/PROVENANCE.md``):
   role label on the argument's head word.
 
 Every reader is a generator over a text stream and raises :class:`InputError` with file and line.
-Tag schemes (IOB1, BIO, BIOES) and SRL frames in CoNLL-U MISC (``Pred=``, ``SRL=``) are converted here
-and nowhere else.
+Spans are ``(start, end exclusive, label)`` and tags are read by :mod:`nlpipe.tags`; frames are
+:class:`nlpipe.io.misc.Frame`, written to and read from CoNLL-U MISC by :mod:`nlpipe.io.misc`.
 """
 from __future__ import annotations
 
@@ -19,93 +19,10 @@ import difflib
 from dataclasses import dataclass, field
 from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from nlpipe.io.conllu import FORM, ID, LEMMA, MISC, Sentence, misc_get, misc_set, read_conllu
+from nlpipe.io.conllu import FORM, LEMMA, Sentence, boundary, read_conllu
+from nlpipe.io.misc import Frame, set_ne_tags
 from nlpipe.errors import InputError
-
-Span = Tuple[int, int, str]  # first and last position (0-based, inclusive) and label
-
-
-# --------------------------------------------------------------------------------------------
-# Tag schemes
-
-def _split_tag(tag: str) -> Tuple[str, str]:
-    """``"B-PER"`` -> ``("B", "PER")``; ``"O"`` -> ``("O", "")``."""
-    if tag == "O":
-        return "O", ""
-    prefix, _, label = tag.partition("-")
-    return prefix, label
-
-
-def valid_tag(tag: str, prefixes: str = "BI") -> bool:
-    """True for ``O`` or ``P-LABEL`` with ``P`` in ``prefixes`` and a non-empty label."""
-    if tag == "O":
-        return True
-    return len(tag) > 2 and tag[0] in prefixes and tag[1] == "-"
-
-
-def iob1_to_bio(tags: Sequence[str]) -> List[str]:
-    """IOB1 (``B-`` only between adjacent same-type entities) to BIO/IOB2 (every entity starts with ``B-``)."""
-    out = []
-    prev = "O"
-    for tag in tags:
-        p, label = _split_tag(tag)
-        if p == "I" and _split_tag(prev)[1] != label:
-            tag = "B-" + label
-        out.append(tag)
-        prev = tag
-    return out
-
-
-def bio_spans(tags: Sequence[str]) -> List[Span]:
-    """Spans of a BIO sequence; an ``I-X`` that does not continue an ``X`` span starts a new one."""
-    spans: List[Span] = []
-    start = -1
-    label = ""
-    for i, tag in enumerate(tags):
-        p, lab = _split_tag(tag)
-        if p == "I" and start >= 0 and lab == label:
-            continue
-        if start >= 0:
-            spans.append((start, i - 1, label))
-            start = -1
-        if p in ("B", "I"):
-            start, label = i, lab
-    if start >= 0:
-        spans.append((start, len(tags) - 1, label))
-    return spans
-
-
-def spans_to_bio(spans: Iterable[Span], n: int) -> List[str]:
-    """BIO tags of length ``n`` for non-overlapping spans."""
-    tags = ["O"] * n
-    for s, e, label in spans:
-        tags[s] = "B-" + label
-        for i in range(s + 1, e + 1):
-            tags[i] = "I-" + label
-    return tags
-
-
-def bio_to_bioes(tags: Sequence[str]) -> List[str]:
-    """BIO to BIOES (``S-`` single-token, ``E-`` last token of a longer entity)."""
-    out = ["O"] * len(tags)
-    for s, e, label in bio_spans(tags):
-        if s == e:
-            out[s] = "S-" + label
-        else:
-            out[s] = "B-" + label
-            for i in range(s + 1, e):
-                out[i] = "I-" + label
-            out[e] = "E-" + label
-    return out
-
-
-def bioes_to_bio(tags: Sequence[str]) -> List[str]:
-    """BIOES to BIO (``S-`` -> ``B-``, ``E-`` -> ``I-``)."""
-    out = []
-    for tag in tags:
-        p, label = _split_tag(tag)
-        out.append("B-" + label if p == "S" else "I-" + label if p == "E" else tag)
-    return out
+from nlpipe.tags import Span, is_tag, to_bio
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,7 +63,7 @@ def _blocks(stream: IO[str], path: str) -> Iterator[Tuple[int, List[str]]]:
 
 @dataclass
 class NerSentence:
-    """A CoNLL-2003 sentence. ``tags`` are BIO (converted from IOB1) unless read with ``scheme="iob1"``."""
+    """A CoNLL-2003 sentence. ``tags`` are BIO (converted from the file's scheme) unless read with ``to_bio=False``."""
     words: List[str]
     pos: List[str]
     chunks: List[str]
@@ -155,13 +72,12 @@ class NerSentence:
     newdoc: bool = False  # first sentence after a -DOCSTART- line
 
 
-def read_conll2003(stream: IO[str], path: str = "<stdin>", scheme: str = "bio") -> Iterator[NerSentence]:
+def read_conll2003(stream: IO[str], path: str = "<stdin>", bio: bool = True) -> Iterator[NerSentence]:
     """Yield the sentences of a CoNLL-2003 file; ``-DOCSTART-`` marks the next sentence ``newdoc``.
 
-    ``scheme="bio"`` converts the NE tags from IOB1 to BIO; ``"iob1"`` keeps them as in the file.
+    ``bio`` converts the NE tags (IOB1 in the original files; BIO or BIOES also read) to BIO;
+    ``bio=False`` keeps them as in the file.
     """
-    if scheme not in ("bio", "iob1"):
-        raise ValueError(f"scheme must be 'bio' or 'iob1', not {scheme!r}")
     newdoc = False
     for first, block in _blocks(stream, path):
         if block[0].startswith("-DOCSTART-"):
@@ -177,13 +93,14 @@ def read_conll2003(stream: IO[str], path: str = "<stdin>", scheme: str = "bio") 
                                  f"(word POS chunk NE), found {len(cols)}")
             if cols[0] == "-DOCSTART-":
                 raise InputError(path, first + off, "-DOCSTART- inside a sentence (expected a blank line before it)")
-            if not valid_tag(cols[3]):
-                raise InputError(path, first + off, f"bad NE tag '{cols[3]}' (expected O, B-TYPE or I-TYPE)")
+            if not is_tag(cols[3]):
+                raise InputError(path, first + off, f"bad NE tag '{cols[3]}' (expected O, or B-, I-, E- or S- "
+                                 f"and a type)")
             words.append(cols[0])
             pos.append(cols[1])
             chunks.append(cols[2])
             tags.append(cols[3])
-        yield NerSentence(words, pos, chunks, iob1_to_bio(tags) if scheme == "bio" else tags, first, newdoc)
+        yield NerSentence(words, pos, chunks, to_bio(tags) if bio else tags, first, newdoc)
         newdoc = False
 
 
@@ -195,11 +112,15 @@ DRAFT_TAGS = {"B-OTH": "O", "I-OTH": "O", "B-O": "O", "I-O": "O"}
 
 @dataclass
 class UnerSentence:
-    """A UNER sentence: its comment lines, tokens and BIO tags."""
+    """A UNER sentence: its comment lines, tokens and tags (BIO in UNER; as in the file)."""
     comments: List[str]
     words: List[str]
     tags: List[str]
     line: int
+
+    @property
+    def newdoc(self) -> bool:
+        return any(boundary(c) == "newdoc" for c in self.comments)
 
     @property
     def sent_id(self) -> Optional[str]:
@@ -240,8 +161,8 @@ def read_uner(stream: IO[str], path: str = "<stdin>", map_draft: bool = False) -
                 tag = DRAFT_TAGS.get(tag, tag)
             elif tag in DRAFT_TAGS:
                 raise InputError(path, lineno, f"draft tag '{tag}' (read the draft train file with map_draft)")
-            if not valid_tag(tag):
-                raise InputError(path, lineno, f"bad NE tag '{tag}' (expected O, B-TYPE or I-TYPE)")
+            if not is_tag(tag):
+                raise InputError(path, lineno, f"bad NE tag '{tag}' (expected O, or B-, I-, E- or S- and a type)")
             words.append(cols[1])
             tags.append(tag)
         if not words:
@@ -258,27 +179,6 @@ class JoinReport:
     mismatched: int = 0     # annotation found but the words differ (skipped)
     unused: int = 0         # annotated sentences never matched
     messages: List[str] = field(default_factory=list)
-
-
-def set_ner_tags(sentence: Sentence, tags: Sequence[str]) -> None:
-    """Write BIO tags to the words' MISC as ``NE=...`` (``O`` removes the entry)."""
-    for word, tag in zip(sentence.words, tags):
-        word[MISC] = misc_set(word[MISC], "NE", None if tag == "O" else tag)
-
-
-def get_ner_tags(sentence: Sentence, path: str = "<string>") -> List[str]:
-    """BIO tags from the words' MISC ``NE=`` entries (absent: ``O``)."""
-    tags = []
-    first = sentence.line + len(sentence.comments)
-    for off, row in enumerate(sentence.rows):
-        if not row[ID].isdigit():
-            continue
-        tag = misc_get(row[MISC], "NE") or "O"
-        if not valid_tag(tag):
-            raise InputError(path, first + off if sentence.line else None,
-                             f"bad NE tag '{tag}' in MISC (expected B-TYPE or I-TYPE)")
-        tags.append(tag)
-    return tags
 
 
 def join_uner(sentences: Iterable[Sentence], uner: Iterable[UnerSentence],
@@ -303,88 +203,10 @@ def join_uner(sentences: Iterable[Sentence], uner: Iterable[UnerSentence],
             report.mismatched += 1
             report.messages.append(f"{s.sent_id}: words differ from the NE layer; skipped")
         else:
-            set_ner_tags(s, u.tags)
+            set_ne_tags(s, u.tags)
             report.joined += 1
         yield s
     report.unused += len(index)
-
-
-# --------------------------------------------------------------------------------------------
-# SRL frames, and their CoNLL-U MISC encoding: Pred=roleset (or Y) on the predicate and
-# SRL=<pred-id>:<BIO-role> entries joined by "," on the argument words.
-
-@dataclass
-class Frame:
-    """One predicate: its word position (0-based), lemma, roleset (``-``: none) and labelled spans.
-
-    ``spans`` include the ``V`` span (normally the predicate alone; phrasal verbs cover more).
-    """
-    pred: int
-    lemma: str
-    roleset: str
-    spans: List[Span]
-
-    def arguments(self) -> List[Span]:
-        return [s for s in self.spans if s[2] != "V"]
-
-
-def frames_to_misc(sentence: Sentence, frames: Sequence[Frame]) -> None:
-    """Replace the sentence's ``Pred``/``SRL`` MISC entries by ``frames``.
-
-    A ``V`` span equal to the predicate word alone is implied by ``Pred`` and not written.
-    Raises ``ValueError`` for overlapping spans of one frame (BIO cannot encode them).
-    """
-    words = sentence.words
-    pred_of = {}
-    srl: List[List[str]] = [[] for _ in words]
-    for f in frames:
-        pred_of[f.pred] = f.roleset if f.roleset != "-" else "Y"
-        pid = words[f.pred][ID]
-        spans = [s for s in f.spans if s != (f.pred, f.pred, "V")]
-        covered = set()
-        for s, e, label in sorted(spans):
-            if covered.intersection(range(s, e + 1)):
-                raise ValueError(f"overlapping argument spans for the predicate at word {pid}")
-            covered.update(range(s, e + 1))
-            for i in range(s, e + 1):
-                srl[i].append(f"{pid}:{'B' if i == s else 'I'}-{label}")
-    for i, w in enumerate(words):
-        misc = misc_set(w[MISC], "Pred", pred_of.get(i))
-        w[MISC] = misc_set(misc, "SRL", ",".join(srl[i]) if srl[i] else None)
-
-
-def frames_from_misc(sentence: Sentence, path: str = "<string>") -> List[Frame]:
-    """Read the frames encoded by :func:`frames_to_misc` (lemma from LEMMA, else the roleset's base)."""
-    words = sentence.words
-    first = sentence.line + len(sentence.comments) if sentence.line else None
-    where = {id(r): (first + off if first is not None else None) for off, r in enumerate(sentence.rows)}
-    position = {w[ID]: i for i, w in enumerate(words)}
-    frames: Dict[str, Frame] = {}
-    for i, w in enumerate(words):
-        roleset = misc_get(w[MISC], "Pred")
-        if roleset is not None:
-            roleset = "-" if roleset in ("Y", "") else roleset
-            lemma = w[LEMMA] if w[LEMMA] != "_" else roleset.rpartition(".")[0] or w[FORM]
-            frames[w[ID]] = Frame(i, lemma, roleset, [])
-    tags: Dict[str, List[str]] = {pid: ["O"] * len(words) for pid in frames}
-    for i, w in enumerate(words):
-        value = misc_get(w[MISC], "SRL")
-        if not value:
-            continue
-        for entry in value.split(","):
-            pid, sep, tag = entry.partition(":")
-            if not sep or not valid_tag(tag):
-                raise InputError(path, where[id(w)], f"bad SRL entry '{entry}' (expected PRED-ID:B-ROLE or PRED-ID:I-ROLE)")
-            if pid not in frames:
-                raise InputError(path, where[id(w)], f"SRL entry '{entry}' refers to word {pid}, "
-                                 f"which has no Pred= entry")
-            tags[pid][i] = tag
-    for pid, f in frames.items():
-        f.spans = bio_spans(tags[pid])
-        if not any(s[2] == "V" for s in f.spans):
-            f.spans.append((position[pid], position[pid], "V"))
-        f.spans.sort()
-    return sorted(frames.values(), key=lambda f: f.pred)
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,7 +240,7 @@ def parse_brackets(cells: Sequence[str], path: str, first: int) -> List[Span]:
             if not stack:
                 raise InputError(path, first + i, f"unbalanced brackets: ')' in '{cell}' closes no open span")
             s, label = stack.pop()
-            spans.append((s, i, label))
+            spans.append((s, i + 1, label))
     if stack:
         s, label = stack[-1]
         raise InputError(path, first + s, f"unbalanced brackets: span '({label}' is never closed")
@@ -515,9 +337,7 @@ def _documents(sentences: Iterable[Sentence]) -> Iterator[Tuple[Optional[str], L
     doc: List[Sentence] = []
     name: Optional[str] = None
     for s in sentences:
-        newdoc = s.meta("newdoc id")
-        if newdoc is None and s.meta("newdoc") is not None:
-            newdoc = ""
+        newdoc = (s.meta("newdoc id") or "") if s.starts_document else None
         if newdoc is not None and doc:
             yield name, doc
             doc = []
@@ -573,16 +393,16 @@ def _align_document(ud: List[Sentence], srl: List[SrlSentence],
             si = target[0]
             spans = []
             for a, b, label in f.spans:
-                hits = [mapping[start + t] for t in range(a, b + 1) if start + t in mapping]
+                hits = [mapping[start + t] for t in range(a, b) if start + t in mapping]
                 if not hits or any(h[0] != si for h in hits):
                     if label != "V":
                         report.spans_dropped += 1
-                    report.messages.append(f"{where}: span {label} {a}-{b} has no aligned token in the "
+                    report.messages.append(f"{where}: span {label} {a}-{b - 1} has no aligned token in the "
                                            f"predicate's CoNLL-U sentence; dropped")
                     continue
-                if len(hits) != b - a + 1 and label != "V":
+                if len(hits) != b - a and label != "V":
                     report.spans_trimmed += 1
-                spans.append((hits[0][1], hits[-1][1], label))
+                spans.append((hits[0][1], hits[-1][1] + 1, label))
             frames[si].append(Frame(target[1], f.lemma, f.roleset, sorted(spans)))
     for sent, fs in zip(ud, frames):
         yield sent, sorted(fs, key=lambda f: f.pred)
@@ -627,7 +447,7 @@ def align_conll2012(ud: Iterable[Sentence], srl: Iterable[SrlSentence],
 class UpSentence:
     """A UP sentence: the CoNLL-U sentence (all columns kept) and its head-word frames.
 
-    ``frames[k].spans`` are one-word spans ``(i, i, role)`` on argument head words and the ``V``
+    ``frames[k].spans`` are one-word spans ``(i, i + 1, role)`` on argument head words and the ``V``
     word(s); the ``V`` is not always the roleset's row (``two-timing``: V on ``two``, C-V on ``timing``).
     """
     sentence: Sentence
@@ -639,17 +459,15 @@ def up_frames(sentence: Sentence, path: str = "<string>") -> List[Frame]:
     words = sentence.words
     if not words or len(words[0]) < 11:
         return []
-    first = sentence.line + len(sentence.comments) if sentence.line else None
-    lines = {id(r): (first + off if first is not None else None) for off, r in enumerate(sentence.rows)}
     preds = [i for i, w in enumerate(words) if w[10] not in ("_", "")]
     ncols = len(words[0]) - 11
     if ncols < len(preds):
-        raise InputError(path, lines[id(words[preds[ncols]])], f"{len(preds)} rolesets but only {ncols} "
+        raise InputError(path, sentence.line_of(words[preds[ncols]]), f"{len(preds)} rolesets but only {ncols} "
                          f"predicate columns")
     for k in range(len(preds), ncols):
         for w in words:
             if w[11 + k] not in ("_", ""):
-                raise InputError(path, lines[id(w)], f"label '{w[11 + k]}' in predicate column {k + 1}, "
+                raise InputError(path, sentence.line_of(w), f"label '{w[11 + k]}' in predicate column {k + 1}, "
                                  f"but the sentence has only {len(preds)} rolesets")
     frames = []
     for k, p in enumerate(preds):
@@ -657,7 +475,7 @@ def up_frames(sentence: Sentence, path: str = "<string>") -> List[Frame]:
         for i, w in enumerate(words):
             label = w[11 + k]
             if label not in ("_", ""):
-                spans.append((i, i, label))
+                spans.append((i, i + 1, label))
         roleset = words[p][10]
         lemma = words[p][LEMMA] if words[p][LEMMA] != "_" else roleset.rpartition(".")[0]
         frames.append(Frame(p, lemma, roleset, spans))

@@ -1,7 +1,7 @@
 """``nlpipe convert``: every input format is read into CoNLL-U sentences, every output written from them.
 
 - ``conllu``: lossless pass-through.
-- ``conll2003``: ``word POS chunk NE`` lines; NE tags <-> MISC ``NE=`` (BIO; read IOB1 is converted),
+- ``conll2003``: ``word POS chunk NE`` lines; NE tags <-> MISC ``NE=`` (read IOB1 or BIOES is converted to BIO),
   chunk <-> MISC ``Chunk=``, POS <-> XPOS, ``-DOCSTART-`` <-> ``# newdoc``.
 - ``conll2012`` (input only): span props -> FORM, XPOS, LEMMA on predicates, MISC ``Pred=``/``SRL=``.
 - ``conll2005`` (output only): srl-eval.pl props, one bracket column per predicate.
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from nlpipe.io.conllu import (FORM, LEMMA, MISC, UPOS, XPOS, Sentence, misc_get, misc_set, open_input, open_output,
-                        read_conllu, write_conllu)
-from nlpipe.io.formats import (Frame, Span, doc_key, frames_from_misc, frames_to_misc, get_ner_tags, read_conll2003,
-                      read_conll2012, set_ner_tags)
+from nlpipe.io.conllu import (FORM, LEMMA, MISC, UPOS, XPOS, Sentence, open_input, open_output, read_conllu,
+                              write_conllu)
+from nlpipe.io.formats import doc_key, read_conll2003, read_conll2012
+from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, misc_get, misc_set, ne_tags, set_ne_tags
 from nlpipe.errors import InputError, NlpipeError
+from nlpipe.tags import Span
 
 DOCSTART = "-DOCSTART- -X- -X- O"
 
@@ -37,7 +38,7 @@ def conll2003_to_conllu(stream: IO[str], path: str) -> Iterator[Sentence]:
             if chunk != "O":
                 row[MISC] = misc_set(row[MISC], "Chunk", chunk)
         sent = Sentence(comments, rows)
-        set_ner_tags(sent, ner.tags)
+        set_ne_tags(sent, ner.tags)
         yield sent
 
 
@@ -79,12 +80,12 @@ READERS: Dict[str, Callable[[IO[str], str], Iterable[Sentence]]] = {
 # Writers: CoNLL-U sentences -> text stream; each returns the number of sentences written
 
 def write_conll2003(sentences: Iterable[Sentence], out: IO[str], path: str = "<stdin>") -> int:
-    """CoNLL-2003 columns ``word POS chunk NE`` (POS: XPOS, else UPOS; chunk ``O`` when unknown; NE BIO)."""
+    """CoNLL-2003 columns ``word POS chunk NE`` (POS: XPOS, else UPOS; chunk ``O`` when unknown; NE as in MISC)."""
     n = 0
     for s in sentences:
-        if s.meta("newdoc id") is not None or s.meta("newdoc") is not None:
+        if s.starts_document:
             out.write(DOCSTART + "\n\n")
-        tags = get_ner_tags(s, path)
+        tags = ne_tags(s, path)
         lines = []
         for w, tag in zip(s.words, tags):
             pos = w[XPOS] if w[XPOS] != "_" else w[UPOS]
@@ -101,7 +102,7 @@ def bracket_column(spans: Iterable[Span], n: int) -> List[str]:
     closes = [0] * n
     for s, e, label in spans:
         opens[s].append((-e, label))
-        closes[e] += 1
+        closes[e - 1] += 1
     return ["".join("(" + label for _, label in sorted(opens[i])) + "*" + ")" * closes[i] for i in range(n)]
 
 
@@ -124,7 +125,7 @@ def write_text(sentences: Iterable[Sentence], out: IO[str], path: str = "<stdin>
     """One sentence per line (``# text`` or rebuilt from SpaceAfter); a blank line at ``# newpar``/``# newdoc``."""
     n = 0
     for s in sentences:
-        if n and any(s.meta(k) is not None for k in ("newpar id", "newpar", "newdoc id", "newdoc")):
+        if n and s.starts_paragraph:
             out.write("\n")
         out.write(s.text() + "\n")
         n += 1

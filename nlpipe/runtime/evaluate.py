@@ -12,11 +12,13 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from nlpipe import metrics
-from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, misc_set, read_file
+from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, read_file
+from nlpipe.io.misc import misc_set, ne_tags
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES, load_stage
+from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
 
-SCHEMES = ("auto", "bio", "iob1", "bioes")
+SCHEMES = ("auto",) + TAG_SCHEMES
 
 
 def _pct(x: float) -> float:
@@ -36,19 +38,10 @@ def raw_text(sentences: Iterable[Sentence]) -> str:
     separated by a blank line (``# newpar`` or ``# newdoc`` starts a paragraph)."""
     paragraphs: List[List[str]] = []
     for sent in sentences:
-        if not paragraphs or _starts_paragraph(sent):
+        if not paragraphs or sent.starts_paragraph:
             paragraphs.append([])
         paragraphs[-1].append(sent.text())
     return "".join(" ".join(p) + "\n\n" for p in paragraphs)[:-1] if paragraphs else ""
-
-
-def _starts_paragraph(sent: Sentence) -> bool:
-    # "# newpar", "# newpar id = p1", "# newdoc id = d1" (Sentence.meta only sees "key = value")
-    for c in sent.comments:
-        words = c[1:].replace("=", " ").split()
-        if words and words[0] in ("newpar", "newdoc"):
-            return True
-    return False
 
 
 def _copy(sent: Sentence) -> Sentence:
@@ -144,9 +137,9 @@ def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str
     result["sentences"] = len(gold)
     result["words"] = sum(len(s.words) for s in gold)
     if stage == "ner":
-        gt = [metrics.ne_tags(s, gold_path) for s in gold]
-        pt = [metrics.ne_tags(s, pred_path) for s in pred]
-        detected = metrics.detect_scheme(gt + pt)
+        gt = [ne_tags(s, gold_path) for s in gold]
+        pt = [ne_tags(s, pred_path) for s in pred]
+        detected = detect_scheme(gt + pt)
         if scheme in ("bio", "iob1") and detected == "bioes":
             raise NlpipeError(f"--scheme {scheme} given but the tags use E-/S- (BIOES)")
         overall, types, tag_acc = metrics.span_scores(gt, pt)

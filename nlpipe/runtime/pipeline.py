@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from nlpipe.io.conllu import (DEPS, HEAD, ID, MISC, UPOS, Sentence, misc_get, open_input, open_output,
+from nlpipe.io.conllu import (DEPS, HEAD, ID, MISC, UPOS, Sentence, boundary, misc_get, open_input, open_output,
                         read_conllu, write_conllu)
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.runtime.progress import Progress
@@ -32,7 +32,6 @@ from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage, reso
 CHUNK_SENTENCES = 256
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
 _BLANK = (b"\n", b"\r\n")
-_NEWDOC = re.compile(rb"#\s*newdoc(\s|=|$)")
 _TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
 
 Warn = Callable[[str], None]
@@ -322,7 +321,7 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
         buf.append(line)
         if header:
             if line[:1] == b"#":
-                newdoc = newdoc or bool(_NEWDOC.match(line))
+                newdoc = newdoc or boundary(line.decode("utf-8", "replace")) == "newdoc"
                 continue
             header = False
             done = n - 1
@@ -340,7 +339,7 @@ def sentence_chunks(sentences: Iterable[Sentence], path: str, batch: int, docume
     """Group built sentences into chunks (same cutting rule as :func:`conllu_chunks`)."""
     buf: List[Sentence] = []
     for s in sentences:
-        if len(buf) >= batch and (not document or s.meta("newdoc") is not None or len(buf) >= DOC_CAP * batch):
+        if len(buf) >= batch and (not document or s.starts_document or len(buf) >= DOC_CAP * batch):
             yield Chunk(path, sentences=buf, position=position())
             buf = []
         buf.append(s)

@@ -14,9 +14,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import click
 import numpy as np
 
-from nlpipe.io.conllu import MISC, Sentence, misc_set
-from nlpipe.io.formats import set_ner_tags
+from nlpipe.io.conllu import MISC, Sentence
+from nlpipe.io.misc import misc_set, set_ne_tags
 from nlpipe.decode import chain
+from nlpipe.tags import repair
 from nlpipe.errors import ModelError
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
@@ -59,8 +60,7 @@ def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
     unit_len = 0
     for s in sentences:
         if document:
-            newdoc = s.meta("newdoc id") is not None or s.meta("newdoc") is not None
-            if unit and (newdoc or unit_len + len(s.words) > max_doc_tokens):
+            if unit and (s.starts_document or unit_len + len(s.words) > max_doc_tokens):
                 chunk.append(unit)
                 n += len(unit)
                 unit, unit_len = [], 0
@@ -192,10 +192,7 @@ class NERStage:
                 a = 0
                 for s in unit:
                     n = len(s.words)
-                    sent_tags = unit_tags[a:a + n]
-                    if sent_tags and sent_tags[0].startswith("I-"):  # a document unit cut inside an entity
-                        sent_tags[0] = "B-" + sent_tags[0][2:]
-                    set_ner_tags(s, sent_tags)
+                    set_ne_tags(s, repair(unit_tags[a:a + n]))  # a document unit may be cut inside an entity
                     if self.probs:
                         for word, p in zip(s.words, unit_probs[a:a + n]):
                             word[MISC] = misc_set(word[MISC], "NEProb", f"{p:.3f}")

@@ -57,9 +57,8 @@ def _example(sent: Sentence, path: str, gold: bool) -> Example:
         for k, w in enumerate(words):
             h = w[HEAD]
             if not h.isdigit() or int(h) > n:
-                line = sent.line + len(sent.comments) + sent.rows.index(w) if sent.line else None
-                raise InputError(path, line, f"HEAD '{h}' of word {k + 1} is not a word number 0..{n}; "
-                                             f"training needs gold trees")
+                raise InputError(path, sent.line_of(w), f"HEAD '{h}' of word {k + 1} is not a word number "
+                                                        f"0..{n}; training needs gold trees")
             heads.append(int(h))
         ex.heads, ex.rels = heads, [w[DEPREL] for w in words]
     return ex

@@ -156,15 +156,13 @@ def read_tagged(path: str) -> List[tuple]:
     """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
     from nlpipe.io.conllu import read_file
     from nlpipe.errors import InputError
-    from nlpipe.metrics import row_line
 
     out = []
     for sent in read_file(path):
         forms, labels, xpos = [], [], []
         for w in sent.words:
             if w[UPOS] == "_" and w[XPOS] == "_":
-                line = row_line(sent, sent.rows.index(w))
-                raise InputError(path, line, "word without UPOS/XPOS in training data")
+                raise InputError(path, sent.line_of(w), "word without UPOS/XPOS in training data")
             forms.append(w[FORM])
             labels.append(w[UPOS] + LABEL_SEP + w[XPOS])
             xpos.append(w[XPOS])

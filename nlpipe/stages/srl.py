@@ -20,9 +20,10 @@ import click
 import numpy as np
 
 from nlpipe.nn.batching import length_batches
-from nlpipe.io.conllu import FORM, HEAD, LEMMA, MISC, XPOS, Sentence, misc_get, misc_set
-from nlpipe.io.formats import Frame, bio_spans, frames_to_misc
+from nlpipe.io.conllu import FORM, HEAD, LEMMA, XPOS, Sentence
+from nlpipe.io.misc import NO_SENSE, Frame, frames_from_misc, frames_to_misc, predicates, set_predicates
 from nlpipe.decode import chain
+from nlpipe.tags import bio_constraints, repair_ids, spans, spans_to_bio
 from nlpipe.errors import STAGE_INPUT, InputError
 from nlpipe.nn.weights import read_model_dir, save_model_dir
 from nlpipe.stages.base import fill_in_chunks
@@ -50,10 +51,6 @@ class Example:
         self.rolesets: Optional[List[str]] = None     # Pred= value per predicate
 
 
-def _line(sent: Sentence, word: List[str]) -> Optional[int]:
-    return sent.line + len(sent.comments) + sent.rows.index(word) if sent.line else None
-
-
 def read_heads(sent: Sentence, path: str) -> List[int]:
     """HEAD numbers of the words; an :class:`InputError` where one is not a word number."""
     n = len(sent.words)
@@ -61,7 +58,7 @@ def read_heads(sent: Sentence, path: str) -> List[int]:
     for k, w in enumerate(sent.words):
         h = w[HEAD]
         if not h.isdigit() or int(h) > n:
-            raise InputError(path, _line(sent, w), f"HEAD '{h}' of word {k + 1} is not a word number 0..{n} "
+            raise InputError(path, sent.line_of(w), f"HEAD '{h}' of word {k + 1} is not a word number 0..{n} "
                                                    f"(--parse-from-input needs a parsed input: run 'nlpipe parse')")
         out.append(int(h))
     return out
@@ -69,12 +66,11 @@ def read_heads(sent: Sentence, path: str) -> List[int]:
 
 def gold_frames(sent: Sentence, path: str) -> Tuple[List[int], List[List[str]], List[str]]:
     """Predicate positions, BIO role tags (``V`` included) and Pred= values from MISC."""
-    from nlpipe.io.formats import frames_from_misc, spans_to_bio
-
     frames = frames_from_misc(sent, path)
+    values = predicates(sent)
     n = len(sent.words)
     return ([f.pred for f in frames], [spans_to_bio(f.spans, n) for f in frames],
-            [misc_get(sent.words[f.pred][MISC], "Pred") or "Y" for f in frames])
+            [values[f.pred] or NO_SENSE for f in frames])
 
 
 def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
@@ -119,7 +115,7 @@ class LisaModel:
         self.rel_index = {r: i for i, r in enumerate(self.rels)}
         self.roles: List[str] = vocab["roles"]
         self.role_index = {r: i for i, r in enumerate(self.roles)}
-        self.allowed, self.allowed_start = chain.bio_constraints(self.roles)
+        self.allowed, self.allowed_start = bio_constraints(self.roles)
         self.trans, self.start = chain.constrain(self.allowed, self.allowed_start)
         self.senses: Dict[str, str] = vocab.get("senses", {})
         self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
@@ -211,7 +207,7 @@ class LisaModel:
                 n = int(lengths[redo].max())
                 ids[redo, :n] = chain.viterbi(scores[redo, :n], lengths[redo], self.trans, self.start)
         else:
-            ids = chain.repair_bio(ids, lengths, self.roles)
+            ids = repair_ids(ids, lengths, self.roles)
         results: List[Tuple[List[int], List[List[str]]]] = [(p, []) for p in preds]
         for row, (i, _) in enumerate(flat):
             results[i][1].append([self.roles[j] for j in ids[row, :lengths[row]]])
@@ -256,7 +252,7 @@ class SrlStage:
         already has ``Pred=``, e.g. from ``nlpipe predicates``) rather than predicting them?"""
         if self.name != "srl":
             return False
-        return self.predicates_from_input or any(misc_get(w[MISC], "Pred") is not None for w in sent.words)
+        return self.predicates_from_input or bool(predicates(sent))
 
     def _fill(self, chunk: List[Sentence]) -> None:
         todo = [s for s in chunk if s.words and len(s.words) <= self.max_len]
@@ -271,19 +267,14 @@ class SrlStage:
 
     def _write(self, sent: Sentence, ex: Example, preds: List[int], roles: List[List[str]],
                given: bool) -> None:
-        words = sent.words
         if given:
             rolesets = list(ex.rolesets or [])
         else:
             rolesets = [self.model.sense(ex.forms[p], ex.lemmas[p]) for p in preds]
-        if self.name == "predicates":
-            frames = [Frame(p, "", r, []) for p, r in zip(preds, rolesets)]
-            keep = [misc_get(w[MISC], "SRL") for w in words]
-            frames_to_misc(sent, frames)
-            for w, v in zip(words, keep):  # the predicates stage writes Pred= only
-                w[MISC] = misc_set(w[MISC], "SRL", v)
+        if self.name == "predicates":  # Pred= only
+            set_predicates(sent, {p: r if r != "-" else NO_SENSE for p, r in zip(preds, rolesets)})
             return
-        frames = [Frame(p, "", "-" if r == "Y" else r, bio_spans(tags))
+        frames = [Frame(p, "", "-" if r == NO_SENSE else r, spans(tags))
                   for p, r, tags in zip(preds, rolesets, roles)]
         frames_to_misc(sent, frames)
 

@@ -29,7 +29,7 @@ def document_folds(sentences: Sequence[Sentence], folds: int) -> List[List[int]]
     with ``# newdoc``; a file without any is one document per sentence), each near len/folds."""
     if folds < 2:
         raise NlpipeError(f"--folds must be at least 2, not {folds}")
-    starts = [i for i, s in enumerate(sentences) if s.meta("newdoc") is not None]
+    starts = [i for i, s in enumerate(sentences) if s.starts_document]
     if not starts:
         starts = list(range(len(sentences)))
     elif starts[0] != 0:  # sentences before the first "# newdoc" make a document of their own

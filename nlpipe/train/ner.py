@@ -12,7 +12,9 @@ import numpy as np
 import torch
 
 from nlpipe.io.conllu import open_input, read_conllu
-from nlpipe.io.formats import get_ner_tags, read_conll2003, read_uner
+from nlpipe.io.formats import read_conll2003, read_uner
+from nlpipe.io.misc import ne_tags
+from nlpipe.tags import repair, to_bio
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import write_config
 from nlpipe.nn.device import resolve_device
@@ -40,17 +42,21 @@ def sniff_format(path: str) -> str:
 
 
 def read_ner_file(path: str, fmt: str = "auto") -> List[Sent]:
-    """Sentences ``(words, BIO tags, starts a document)`` of a CoNLL-2003, UNER or CoNLL-U file."""
+    """Sentences ``(words, BIO tags, starts a document)`` of a CoNLL-2003, UNER or CoNLL-U file.
+
+    The file's tags may be BIO, IOB1 or BIOES, as for ``nlpipe eval ner``; they are converted to BIO,
+    what the models train on (:func:`nlpipe.tags.to_bio` keeps every span).
+    """
     fmt = sniff_format(path) if fmt == "auto" else fmt
     stream, name = open_input(path)
     with stream:
         if fmt == "conll2003":
-            return [(s.words, s.tags, s.newdoc) for s in read_conll2003(stream, name)]
-        if fmt == "uner":
-            return [(s.words, s.tags, any(c.startswith("# newdoc") for c in s.comments))
-                    for s in read_uner(stream, name, map_draft=True)]
-        return [(s.forms(), get_ner_tags(s, name), s.meta("newdoc id") is not None or s.meta("newdoc") is not None)
-                for s in read_conllu(stream, name)]
+            sents = [(s.words, s.tags, s.newdoc) for s in read_conll2003(stream, name, bio=False)]
+        elif fmt == "uner":
+            sents = [(s.words, s.tags, s.newdoc) for s in read_uner(stream, name, map_draft=True)]
+        else:
+            sents = [(s.forms(), ne_tags(s, name), s.starts_document) for s in read_conllu(stream, name)]
+    return [(words, to_bio(tags), newdoc) for words, tags, newdoc in sents]
 
 
 def build_vocab(train: List[Sent], glove_words: List[str], glove_top: int) -> List[str]:
@@ -161,10 +167,7 @@ def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
     for s, t in zip(seqs, tags):
         bounds = s.starts + [len(s.words)]
         for a, b in zip(bounds, bounds[1:]):
-            part = list(t[a:b])
-            if part and part[0].startswith("I-"):
-                part[0] = "B-" + part[0][2:]
-            out.append(part)
+            out.append(repair(t[a:b]))
     return out
 
 

@@ -1,7 +1,7 @@
 """SRL training data: UD CoNLL-U (UPOS/XPOS/HEAD/DEPREL) joined with PropBank spans in MISC.
 
 :func:`join_propbank` keeps the UD sentences of the documents that have PropBank annotation and writes
-their frames as MISC ``Pred=``/``SRL=`` (:func:`nlpipe.io.formats.frames_to_misc`); sentences of
+their frames as MISC ``Pred=``/``SRL=`` (:func:`nlpipe.io.misc.frames_to_misc`); sentences of
 unannotated documents are dropped (the issue: train and score only annotated ones).
 ``python -m nlpipe.train.srl_data UD.conllu PROPS.gold_conll OUT.conllu`` does it for one split.
 """
@@ -11,7 +11,8 @@ import sys
 from typing import Iterable, Iterator, List, Optional
 
 from nlpipe.io.conllu import Sentence, open_input, open_output, read_conllu, write_conllu
-from nlpipe.io.formats import AlignReport, Frame, SrlSentence, align_conll2012, doc_key, frames_to_misc, read_conll2012
+from nlpipe.io.formats import AlignReport, SrlSentence, align_conll2012, doc_key, read_conll2012
+from nlpipe.io.misc import Frame, frames_to_misc
 
 
 def join_propbank(ud: Iterable[Sentence], props: List[SrlSentence],
@@ -39,10 +40,10 @@ def _without_overlaps(frame: Frame) -> Frame:
     covered = set()
     kept = []
     for s, e, label in sorted(frame.spans, key=lambda x: (x[0], -x[1])):
-        if label != "V" and covered.intersection(range(s, e + 1)):
+        if label != "V" and covered.intersection(range(s, e)):
             continue
         if label != "V":
-            covered.update(range(s, e + 1))
+            covered.update(range(s, e))
         kept.append((s, e, label))
     frame.spans = sorted(kept)
     return frame

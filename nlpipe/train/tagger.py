@@ -20,6 +20,7 @@ from nlpipe.metrics import span_scores
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 from nlpipe.train.optim import adam
 from nlpipe.nn.tagger import NeuralTagger
+from nlpipe.tags import repair
 
 
 @dataclass
@@ -85,14 +86,7 @@ def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], d
     for i, s in enumerate(seqs):
         bounds = s.starts + [len(s.words)]
         for a, b in zip(bounds, bounds[1:]):
-            tags.append(_repair(out[i][a:b]))
-    return tags
-
-
-def _repair(tags: List[str]) -> List[str]:
-    """A sentence cut from a document may start inside an entity: make it B-."""
-    if tags and tags[0].startswith("I-"):
-        tags = ["B-" + tags[0][2:]] + tags[1:]
+            tags.append(repair(out[i][a:b]))  # a sentence cut from a document may start inside an entity
     return tags
 
 
