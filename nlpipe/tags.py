@@ -37,6 +37,12 @@ def split_tag(tag: str) -> Tuple[str, str]:
     return prefix, label
 
 
+def label_order(tag: str) -> Tuple[str, str]:
+    """Sort key of a label set: by type, then prefix (``B-LOC, I-LOC, B-ORG, ...``)."""
+    prefix, label = split_tag(tag)
+    return label, prefix
+
+
 def is_tag(tag: str, prefixes: str = PREFIXES) -> bool:
     """True for ``O`` or ``P-LABEL`` with ``P`` in ``prefixes`` and a non-empty label."""
     if tag == "O":

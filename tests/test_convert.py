@@ -91,7 +91,7 @@ def test_conll2005_from_misc_adds_implicit_v_and_pred_y():
 
 
 def test_bracket_column_nesting():
-    assert bracket_column([(0, 2, "A"), (1, 1, "B"), (3, 3, "C")], 4) == ["(A*", "(B*)", "*)", "(C*)"]
+    assert bracket_column([(0, 3, "A"), (1, 2, "B"), (3, 4, "C")], 4) == ["(A*", "(B*)", "*)", "(C*)"]
 
 
 def test_conllu_to_text():

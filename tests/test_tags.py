@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from nlpipe.tags import (bio_constraints, detect_scheme, follows, is_tag, is_valid, repair, repair_ids,
-                         spans, spans_to_bio, spans_to_bioes, split_tag, to_bio, to_bioes)
+from nlpipe.tags import (bio_constraints, detect_scheme, follows, is_tag, is_valid, label_order, repair,
+                         repair_ids, spans, spans_to_bio, spans_to_bioes, split_tag, to_bio, to_bioes)
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 
@@ -23,6 +23,11 @@ def test_split_tag():
     for bad in ("PER", "X-PER", "B-", "BI-PER", "", "o"):
         with pytest.raises(ValueError):
             split_tag(bad)
+
+
+def test_label_order_groups_by_type():
+    assert sorted(["I-PER", "B-PER", "B-LOC", "I-LOC", "B-C-ARG0"], key=label_order) == \
+        ["B-C-ARG0", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
 
 def test_is_tag():

@@ -14,7 +14,7 @@ import torch
 from nlpipe.io.conllu import open_input, read_conllu
 from nlpipe.io.formats import read_conll2003, read_uner
 from nlpipe.io.misc import ne_tags
-from nlpipe.tags import repair, to_bio
+from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import write_config
 from nlpipe.nn.device import resolve_device
@@ -96,7 +96,7 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     tdev = torch.device(dev_name)
     train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
     labels = ["O"] + sorted({t for _, tags, _ in train_s for t in tags} - {"O"},
-                            key=lambda t: (t[2:], t[0]))
+                            key=label_order)
     if len(labels) == 1:   # a model that can only say "O": the file is not what the user meant
         raise NlpipeError(f"{train_file}: no named entities in the training data (CoNLL-U: MISC NE=B-PER "
                           f"style tags; CoNLL-2003 and UNER: the entity column)")

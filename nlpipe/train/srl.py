@@ -21,6 +21,7 @@ import torch
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.errors import NlpipeError
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
+from nlpipe.tags import label_order
 from nlpipe.train.optim import adam
 
 
@@ -39,7 +40,7 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
             words.setdefault(word_key(f), None)
     for w in glove_words[:glove_top]:
         words.setdefault(word_key(w), None)
-    roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=lambda t: (t[2:], t[0]))
+    roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=label_order)
     by_lemma: Dict[str, Counter] = defaultdict(Counter)
     by_form: Dict[str, Counter] = defaultdict(Counter)
     for e in examples:
