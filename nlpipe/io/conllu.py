@@ -6,7 +6,11 @@ token line and the next sentence (normally one blank line; possibly none at the 
 Reading and writing a file with no stage applied therefore gives back the same bytes.
 
 Stages change only the columns they own, through :attr:`Sentence.words` (syntactic words, not
-multiword-token ranges or empty nodes) and the MISC helpers below.
+multiword-token ranges or empty nodes) and the MISC helpers below (``Key=Value`` entries; the
+``NE=``/``Pred=``/``SRL=`` codecs are :mod:`nlpipe.io.misc`). :meth:`Sentence.line_of` is the file
+line of a word, :func:`boundary` and ``Sentence.starts_document``/``starts_paragraph`` tell where
+documents and paragraphs start, and ``to_tokenlist``/``from_tokenlist`` convert to and from the
+``conllu`` package's ``TokenList``.
 
 Lines may carry more than 10 columns (CoNLL-U Plus files such as Universal PropBank); the extra
 columns are passed through. Every token line of a sentence must have the same number of columns.

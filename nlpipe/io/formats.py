@@ -63,7 +63,7 @@ def _blocks(stream: IO[str], path: str) -> Iterator[Tuple[int, List[str]]]:
 
 @dataclass
 class NerSentence:
-    """A CoNLL-2003 sentence. ``tags`` are BIO (converted from the file's scheme) unless read with ``to_bio=False``."""
+    """A CoNLL-2003 sentence. ``tags`` are BIO (converted from the file's scheme) unless read with ``bio=False``."""
     words: List[str]
     pos: List[str]
     chunks: List[str]
