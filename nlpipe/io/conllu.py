@@ -131,7 +131,9 @@ class Sentence:
         if not self.line:
             return None
         if not isinstance(row, int):
-            row = next(k for k, r in enumerate(self.rows) if r is row)
+            row = next((k for k, r in enumerate(self.rows) if r is row), None)
+            if row is None:
+                raise ValueError("line_of: the row is not one of this sentence's rows")
         return self.line + len(self.comments) + row
 
     def text(self) -> str:
