@@ -1,12 +1,16 @@
 """Every score nlpipe reports, as plain functions over sentences and label sequences.
 
-Word-level scores (tokens, sentences, words, UPOS, XPOS, UAS, LAS) follow the definitions of the
-CoNLL 2018 shared task script ``conll18_ud_eval.py``: both files are turned into one character
+Word-level scores (the thirteen metrics of the CoNLL 2018 shared task, :func:`ud_scores`) follow
+the definitions of its script ``conll18_ud_eval.py``: both files are turned into one character
 stream (FORMs without whitespace), tokens and sentences are character spans, and syntactic words
 are aligned through these spans (inside multiword tokens by the longest common subsequence of
 their lower-cased forms). A score then counts aligned words whose values agree and reports
 precision (over predicted words), recall (over gold words) and F1; with identical tokenization all
-three equal plain accuracy. LAS compares DEPREL without subtypes (the part before ``:``).
+three equal plain accuracy. Relations are compared without subtypes (the part before ``:``),
+FEATS only on the universal features, and a gold LEMMA ``_`` accepts any lemma. CLAS, MLAS and
+BLEX count only words whose relation is a content one (:data:`CONTENT_DEPRELS`); MLAS also wants
+the UPOS and universal FEATS of the word and of its functional children (:data:`FUNCTIONAL_DEPRELS`),
+BLEX its lemma.
 
 Span scores (NER) follow ``conlleval``: tags are read into spans by :func:`nlpipe.tags.spans` (its
 start/end-of-chunk rules, so ``I-X`` after ``O`` starts a chunk; IOB1, BIO and BIOES all decode with
@@ -25,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
-from nlpipe.io.conllu import DEPREL, FORM, HEAD, ID, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, LEMMA, UPOS, XPOS, Sentence
 from nlpipe.io.misc import predicates, srl_tags
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.tags import spans
@@ -318,6 +322,31 @@ def tagging_scores(gold: Segmentation, system: Segmentation, train_forms: Option
     return out
 
 
+def _head_keys(al: Alignment) -> Tuple[Key, Key]:
+    """(gold head of g, gold word the system head of s is aligned to): equal when the head is right.
+
+    The root is -1 on both sides, an unaligned system head ``"unaligned"``, a system HEAD ``_`` -2.
+    Raises :class:`NlpipeError` when a gold word has no HEAD.
+    """
+    gold = al.gold
+    for i, h in enumerate(gold.heads):
+        if h == -2:
+            raise NlpipeError(f"{gold.path}: gold word '{gold.rows[i][FORM]}' has no HEAD; "
+                              f"UAS/LAS need a gold tree")
+    to_gold, sh = al.to_gold, al.system.heads
+
+    def s_head(s: int) -> Hashable:
+        h = sh[s]
+        return h if h < 0 else to_gold.get(h, "unaligned")
+
+    return gold.heads.__getitem__, s_head
+
+
+def base_deprel(deprel: str) -> str:
+    """A relation without its subtype: ``nsubj:pass`` -> ``nsubj``."""
+    return deprel.split(":")[0]
+
+
 def attachment_scores(gold: Segmentation, system: Segmentation,
                       al: Optional[Alignment] = None) -> Dict[str, Score]:
     """UAS and LAS over aligned words, also without punctuation (gold UPOS ``PUNCT``).
@@ -327,22 +356,13 @@ def attachment_scores(gold: Segmentation, system: Segmentation,
     ``PUNCT`` word, or unaligned and tagged ``PUNCT`` itself.
     """
     al = al or align(gold, system)
-    for i, h in enumerate(gold.heads):
-        if h == -2:
-            raise NlpipeError(f"{gold.path}: gold word '{gold.rows[i][FORM]}' has no HEAD; "
-                              f"UAS/LAS need a gold tree")
-    to_gold = al.to_gold
-    gh, sh = gold.heads, system.heads
-
-    def s_head(s: int) -> Hashable:
-        h = sh[s]
-        return h if h < 0 else to_gold.get(h, "unaligned")
+    g_head, s_head = _head_keys(al)
 
     def g_rel(g: int) -> str:
-        return gold.rows[g][DEPREL].split(":")[0]
+        return base_deprel(gold.rows[g][DEPREL])
 
     def s_rel(s: int) -> str:
-        return system.rows[s][DEPREL].split(":")[0]
+        return base_deprel(system.rows[s][DEPREL])
 
     g_keep = [r[UPOS] != "PUNCT" for r in gold.rows]
     s_keep = [r[UPOS] != "PUNCT" for r in system.rows]
@@ -350,9 +370,100 @@ def attachment_scores(gold: Segmentation, system: Segmentation,
         s_keep[s] = g_keep[g]
     out = {"words": word_score(al)}
     for suffix, gk, sk in (("", None, None), ("_nopunct", g_keep.__getitem__, s_keep.__getitem__)):
-        out["uas" + suffix] = word_score(al, gh.__getitem__, s_head, gk, sk)
-        out["las" + suffix] = word_score(al, lambda g: (gh[g], g_rel(g)), lambda s: (s_head(s), s_rel(s)),
+        out["uas" + suffix] = word_score(al, g_head, s_head, gk, sk)
+        out["las" + suffix] = word_score(al, lambda g: (g_head(g), g_rel(g)), lambda s: (s_head(s), s_rel(s)),
                                          gk, sk)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The CoNLL 2018 shared task metrics
+
+UD_METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS",
+              "CLAS", "MLAS", "BLEX")
+
+# The shared task's split of the 37 universal relations (subtypes removed first).
+CONTENT_DEPRELS = frozenset({
+    "nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl", "dislocated", "advcl",
+    "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod", "conj", "fixed", "flat", "compound",
+    "list", "parataxis", "orphan", "goeswith", "reparandum", "root", "dep"})
+FUNCTIONAL_DEPRELS = frozenset({"aux", "cop", "mark", "det", "clf", "case", "cc"})
+# (punct is neither: it counts in UAS/LAS only.)
+
+# The features the shared task scores; any other (language-specific, or layered like
+# ``Number[psor]``) is dropped before comparing.
+UNIVERSAL_FEATURES = frozenset({
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case",
+    "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity", "Person",
+    "Polite"})
+
+
+def universal_feats(feats: str) -> str:
+    """FEATS reduced to :data:`UNIVERSAL_FEATURES`, sorted; ``""`` when none is left (``_`` too)."""
+    return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+
+
+class _Words:
+    """Per-word values the shared-task metrics read from one :class:`Segmentation`."""
+
+    def __init__(self, seg: Segmentation):
+        rows = seg.rows
+        self.rel = [base_deprel(r[DEPREL]) for r in rows]
+        self.feats = [universal_feats(r[FEATS]) for r in rows]
+        self.upos = [r[UPOS] for r in rows]
+        self.content = [rel in CONTENT_DEPRELS for rel in self.rel]
+        # functional children of each word, in word order
+        self.children: List[List[int]] = [[] for _ in rows]
+        for i, h in enumerate(seg.heads):
+            if h >= 0 and self.rel[i] in FUNCTIONAL_DEPRELS:
+                self.children[h].append(i)
+
+
+def ud_scores(gold: Segmentation, system: Segmentation, al: Optional[Alignment] = None) -> Dict[str, Score]:
+    """All :data:`UD_METRICS` (keys lower-cased: ``tokens`` ... ``blex``) as ``conll18_ud_eval.py`` counts them.
+
+    Tokens and Sentences compare character spans; every other score is over aligned words and
+    carries ``aligned`` (the script's AligndAcc is :attr:`Score.accuracy`). Needs gold HEADs.
+    """
+    al = al or align(gold, system)
+    to_gold = al.to_gold
+    g, s = _Words(gold), _Words(system)
+    g_head, s_head = _head_keys(al)
+    grows, srows = gold.rows, system.rows
+
+    def g_lemma(i: int) -> str:
+        return grows[i][LEMMA]
+
+    def s_lemma(j: int) -> str:  # a gold lemma "_" accepts any lemma
+        return "_" if grows[to_gold[j]][LEMMA] == "_" else srows[j][LEMMA]
+
+    def g_children(i: int) -> List[Tuple[Hashable, str, str, str]]:
+        return [(c, g.rel[c], g.upos[c], g.feats[c]) for c in g.children[i]]
+
+    def s_children(j: int) -> List[Tuple[Hashable, str, str, str]]:
+        return [(to_gold.get(c, "unaligned"), s.rel[c], s.upos[c], s.feats[c]) for c in s.children[j]]
+
+    keys: Dict[str, Tuple[Key, Key]] = {
+        "upos": (g.upos.__getitem__, s.upos.__getitem__),
+        "xpos": (_column(gold, XPOS), _column(system, XPOS)),
+        "ufeats": (g.feats.__getitem__, s.feats.__getitem__),
+        "alltags": (lambda i: (g.upos[i], grows[i][XPOS], g.feats[i]),
+                    lambda j: (s.upos[j], srows[j][XPOS], s.feats[j])),
+        "lemmas": (g_lemma, s_lemma),
+        "uas": (g_head, s_head),
+        "las": (lambda i: (g_head(i), g.rel[i]), lambda j: (s_head(j), s.rel[j])),
+    }
+    content = {
+        "clas": keys["las"],
+        "mlas": (lambda i: (g_head(i), g.rel[i], g.upos[i], g.feats[i], g_children(i)),
+                 lambda j: (s_head(j), s.rel[j], s.upos[j], s.feats[j], s_children(j))),
+        "blex": (lambda i: (g_head(i), g.rel[i], g_lemma(i)), lambda j: (s_head(j), s.rel[j], s_lemma(j))),
+    }
+    out = tokenization_scores(gold, system, al)
+    for name, (gk, sk) in keys.items():
+        out[name] = word_score(al, gk, sk)
+    for name, (gk, sk) in content.items():
+        out[name] = word_score(al, gk, sk, g.content.__getitem__, s.content.__getitem__)
     return out
 
 

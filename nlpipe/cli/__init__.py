@@ -219,7 +219,7 @@ def train() -> None:
 
 
 @cli.command(name="eval")
-@click.argument("stage", type=click.Choice(["tokenize", "pos", "parse", "ner", "predicates", "srl"]))
+@click.argument("stage", type=click.Choice(["tokenize", "pos", "parse", "ner", "predicates", "srl", "ud"]))
 @click.option("--gold", "-g", required=True, metavar="G", help="Gold CoNLL-U file.")
 @click.option("--pred", "-p", default=None, metavar="P", help="Predicted file to score against G.")
 @MODEL
@@ -246,7 +246,10 @@ def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], trai
           scheme: str, gold_predicates: bool, gold_parse: bool, margin: Optional[float],
           checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
           as_json: bool, device: str) -> None:
-    """Score predictions (--pred) or a model (--model) against gold CoNLL-U."""
+    """Score predictions (--pred) or a model (--model) against gold CoNLL-U.
+
+    STAGE ud scores a whole predicted file (--pred) on all the CoNLL 2018 shared task metrics and
+    prints their table on stdout (on stderr with --json)."""
     from nlpipe.runtime.evaluate import evaluate, summary
 
     if pred is not None and model is not None:
@@ -263,7 +266,7 @@ def eval_(stage: str, gold: str, pred: Optional[str], model: Optional[str], trai
                       gold_predicates=gold_predicates, gold_parse=gold_parse, options=options)
     for warning in result.get("warnings", []):
         click.echo(f"nlpipe: warning: {warning}", err=True)
-    click.echo(summary(result), err=True)
+    click.echo(summary(result), err=as_json or stage != "ud")   # eval ud: the table is the output
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
 

@@ -1,7 +1,8 @@
 """``nlpipe eval``: score a predicted file, or run a model on gold input and score what it writes.
 
 :func:`evaluate` returns a JSON-able dict (scores in percent, full precision); :func:`summary`
-turns it into a few human lines. With a model, the stage runs through the same ``annotate`` (or
+turns it into a few human lines. ``eval ud`` (:data:`UD`) scores a predicted file on all the
+CoNLL 2018 shared task metrics and :func:`summary` prints them as that task's script does. With a model, the stage runs through the same ``annotate`` (or
 ``tokenize``) code path as the command-line filter, on gold sentences with the stage's own columns
 blanked, and its speed is reported too.
 """
@@ -19,6 +20,7 @@ from nlpipe.registry import STAGES, load_stage
 from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
 
 SCHEMES = ("auto",) + TAG_SCHEMES
+UD = "ud"   # not a stage: the whole file on the CoNLL 2018 shared task metrics (metrics.ud_scores)
 
 
 def _pct(x: float) -> float:
@@ -103,8 +105,12 @@ def _train_forms(path: str) -> Set[str]:
 def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str = "<gold>",
           pred_path: str = "<pred>", train_forms: Optional[Set[str]] = None,
           scheme: str = "auto") -> Dict[str, Any]:
-    """Scores of ``pred`` against ``gold`` for ``stage`` as a JSON-able dict (percentages)."""
+    """Scores of ``pred`` against ``gold`` for ``stage`` (or :data:`UD`) as a JSON-able dict (percentages)."""
     result: Dict[str, Any] = {"stage": stage}
+    if stage == UD:
+        ud = metrics.ud_scores(metrics.Segmentation(gold, gold_path), metrics.Segmentation(pred, pred_path))
+        result["metrics"] = {name.lower(): _ud_score(ud[name.lower()]) for name in metrics.UD_METRICS}
+        return result
     if stage in ("tokenize", "pos", "parse"):
         g = metrics.Segmentation(gold, gold_path)
         p = metrics.Segmentation(pred, pred_path)
@@ -162,6 +168,13 @@ def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str
     return result
 
 
+def _ud_score(score: metrics.Score) -> Dict[str, Any]:
+    out = _prf(score)
+    if score.aligned is not None:
+        out.update(aligned=score.aligned, aligned_accuracy=_pct(score.accuracy))
+    return out
+
+
 def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
                gold_predicates: bool, gold_parse: bool = False,
                options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float]]:
@@ -214,8 +227,10 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
     ``Pred`` when running an SRL model; ``gold_parse`` gives it the gold HEAD column as its parse;
     ``options`` go to the model's loader (``margin``).
     """
-    if stage not in STAGES:
-        raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES)})")
+    if stage not in STAGES and stage != UD:
+        raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES + (UD,))})")
+    if stage == UD and pred is None:
+        raise NlpipeError("eval ud scores a predicted file: give --pred (e.g. the output of 'nlpipe annotate')")
     if scheme not in SCHEMES:
         raise NlpipeError(f"unknown scheme '{scheme}' (expected one of: {', '.join(SCHEMES)})")
     if pred is not None and model is not None:
@@ -253,9 +268,23 @@ def _f(x: float) -> str:
     return f"{x:.2f}"
 
 
+def ud_table(result: Dict[str, Any]) -> str:
+    """The :data:`UD` scores as the shared task's script prints them with ``-v``: one line per
+    metric, precision, recall, F1 and the accuracy on aligned words, in percent."""
+    lines = ["Metric     | Precision |    Recall |  F1 Score | AligndAcc",
+             "-----------+-----------+-----------+-----------+-----------"]
+    for name in metrics.UD_METRICS:
+        m = result["metrics"][name.lower()]
+        acc = f"{m['aligned_accuracy']:10.2f}" if "aligned_accuracy" in m else ""
+        lines.append(f"{name:11}|{m['precision']:10.2f} |{m['recall']:10.2f} |{m['f1']:10.2f} |{acc}")
+    return "\n".join(lines)
+
+
 def summary(result: Dict[str, Any]) -> str:
     """A few lines for people: the headline scores rounded to 2 decimals, counts and speed."""
     stage = result["stage"]
+    if stage == UD:
+        return ud_table(result)
     lines = []
     if stage == "tokenize":
         lines.append(f"tokenize: tokens F1 {_f(result['tokens_f1'])}  sentences F1 {_f(result['sentences_f1'])}  "
