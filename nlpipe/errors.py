@@ -30,3 +30,18 @@ class InputError(NlpipeError):
 
 class ModelError(NlpipeError):
     """A model directory that is missing, truncated, of another version or of another stage."""
+
+
+class EncodingError(InputError):
+    """Input that is not UTF-8 (an :class:`InputError`; commands with ``--encoding-errors`` add a hint)."""
+
+    def at(self, path: str) -> "InputError":
+        return EncodingError(path, self.line, self.message) if self.path == STAGE_INPUT else self
+
+    def hint(self, text: str) -> "EncodingError":
+        """This error with ``text`` in place of its generic hint."""
+        return EncodingError(self.path, self.line, self.message.partition(";")[0] + "; " + text)
+
+
+class OutputClosed(Exception):
+    """The reader of the output went away (``nlpipe ... | head``): the run ends quietly."""

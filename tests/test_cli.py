@@ -49,8 +49,10 @@ def test_missing_model_directory(tmp_path):
     (b"x\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n", ":1:", b"ID must be an integer"),
     (b"1\tHi\t_\t_\t_\t_\tone\troot\t_\t_\n", ":1:", b"HEAD must be an integer"),
     (b"Just some stray text.\n", ":1:", b"expected 10 tab-separated"),
-    (b"", "", b"empty input"),
     (b"1\tH\xff\xfei\t_\t_\t_\t_\t0\troot\t_\t_\n", ":1:", b"invalid UTF-8"),
+    (b"1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n\n" * 40 + b"1\tH\xffi\t_\t_\t_\t_\t0\troot\t_\t_\n", ":81:",
+     b"invalid UTF-8 (byte 0xff at byte offset 1003, column 4)"),
+    (b"1\tHi\t_\t_\t_\t_\t\xc2\xb2\troot\t_\t_\n", ":1:", "HEAD must be an integer or '_', found '\u00b2'".encode()),
     (b"\x00\x01\x02binary\x00\n", ":1:", b"NUL byte"),
 ])
 def test_malformed_input_one_line_exit_2(tmp_path, content, where, what):

@@ -125,9 +125,9 @@ def test_errors_name_file_and_line(text, line, message):
     assert str(e.value).startswith(f"bad.conllu:{line}: ")
 
 
-def test_empty_input_is_an_error():
-    with pytest.raises(InputError, match="empty input"):
-        parse_string("", "empty.conllu")
+def test_an_empty_document_has_no_sentences():
+    assert parse_string("", "empty.conllu") == []
+    assert parse_string("\ufeff", "bom-only.conllu") == []
 
 
 def test_sentences_before_an_error_are_complete():

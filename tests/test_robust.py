@@ -57,27 +57,53 @@ def test_broken_pipe_is_quiet(tmp_path, jobs):
     assert str(src) not in left  # no worker outlives the run
 
 
+def _workers_of(fifo: Path) -> list:
+    """Processes whose command line names ``fifo`` (the run and its workers)."""
+    left = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in left.splitlines() if str(fifo) in line and "ps -eo" not in line]
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_leaves_no_partial_output(tmp_path, jobs):
+@pytest.mark.parametrize("sig, message", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated"),
+                                          (signal.SIGHUP, "hangup")])
+def test_a_signal_ends_the_run_with_one_line_and_no_temporary_file(tmp_path, jobs, sig, message):
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     out = tmp_path / "out.conllu"
     # a suite started in the background (`make test &`) inherits SIGINT ignored, and so would the
     # child; give it the default disposition a terminal's Ctrl-C meets
-    proc = subprocess.Popen(NL + ["annotate", "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
+    proc = subprocess.Popen(NL + ["annotate", "--stages", "tokenize", "--model", "tokenize=tokenize-rules-ewt",
+                                  "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     with open(fifo, "w", encoding="utf-8") as w:
         w.write(SAMPLE * 3)  # several chunks are written to the temporary file ...
         w.flush()
-        time.sleep(3)      # ... while the input stays open: the run waits for more
+        deadline = time.time() + 60  # ... while the input stays open: the run waits for more
+        while not [p for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
         assert proc.poll() is None
-        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")]
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip() == b"nlpipe: interrupted"  # (click puts a newline first)
+    assert proc.returncode == 128 + sig, err
+    assert err.decode() == f"nlpipe: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
+    time.sleep(0.3)
+    assert _workers_of(fifo) == []
+
+
+def test_a_late_input_error_under_jobs_is_reported(tmp_path):
+    src = tmp_path / "in.conllu"
+    text = sentences(200, bad_at=190)
+    src.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("2\tx\t_\t_\t_") + 1
+    for _ in range(3):
+        r = subprocess.run(NL + ["annotate", "--stages", "pos", "--jobs", "2", "--batch", "4", str(src)],
+                           capture_output=True, timeout=120)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.decode().splitlines()[-1].startswith(f"nlpipe: error: {src}:{line}: expected 10")
+        assert b"Traceback" not in r.stderr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,8 +144,13 @@ def test_invalid_utf8_in_a_later_chunk_names_its_line(tmp_path):
     lines = data.split(b"\n")
     lines[line - 1] = lines[line - 1].replace(b"x", b"\xff")
     src.write_bytes(b"\n".join(lines))
+    column = lines[line - 1].index(b"\xff") + 1
+    offset = sum(len(x) + 1 for x in lines[:line - 1]) + column - 1
     r = run_cli("annotate", "--stages", "tokenize", "--batch", "2", str(src))
-    assert r.returncode == 2 and r.stderr.decode().startswith(f"nlpipe: error: {src}:{line}: invalid UTF-8 (byte 0xff)")
+    assert r.returncode == 2 and r.stderr.decode() == (f"nlpipe: error: {src}:{line}: invalid UTF-8 (byte 0xff at "
+                                                      f"byte offset {offset}, column {column}); is this a UTF-8 text file?\n")
+    r = run_cli("annotate", "--stages", "tokenize", "--batch", "2", "--skip-bad", str(src))
+    assert r.returncode == 0 and r.stdout == src.read_bytes()  # passed through byte for byte
 
 
 def test_skip_bad_passes_the_bad_sentence_through_and_goes_on(tmp_path):

@@ -6,8 +6,6 @@ Errors in input, options or models print one line ``nlpipe: error: ...`` and exi
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 from typing import Any, Callable, Dict, Optional
 
@@ -317,13 +315,18 @@ def models(as_json: bool) -> None:
 # ----------------------------------------------------------------------------------------------
 
 def main(argv: Optional[list] = None) -> None:
-    """Entry point: run the click group, turning user errors into one line and exit code 2."""
-    # `nlpipe ... | head` ends quietly, like any Unix filter. The previous handler comes back
-    # afterwards, so an in-process call (tests, notebooks) does not leave SIGPIPE fatal behind it.
-    old_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
+    """Entry point: run the click group, turning user errors into one line and exit code 2, and
+    SIGINT/SIGTERM/SIGHUP into one line and exit code 128 + n (see nlpipe.runtime.signals)."""
+    from nlpipe.errors import OutputClosed
+    from nlpipe.runtime.signals import Interrupted, ending_on_signals
+
     try:
-        cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
-    except click.exceptions.Abort:
+        with ending_on_signals():
+            cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
+    except Interrupted as e:
+        sys.stderr.write(f"nlpipe: {e}\n")
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:  # Ctrl-C where click catches it (a prompt)
         sys.stderr.write("nlpipe: interrupted\n")
         sys.exit(130)
     except click.ClickException as e:
@@ -332,14 +335,8 @@ def main(argv: Optional[list] = None) -> None:
     except NlpipeError as e:
         sys.stderr.write(f"nlpipe: error: {e}\n")
         sys.exit(2)
-    except KeyboardInterrupt:
-        sys.stderr.write("nlpipe: interrupted\n")
-        sys.exit(130)
-    except BrokenPipeError:
-        os._exit(0)
-    finally:
-        if old_sigpipe is not None:
-            signal.signal(signal.SIGPIPE, old_sigpipe)
+    except OutputClosed:  # `nlpipe ... | head`: quiet, like any Unix filter whose reader left
+        sys.exit(141)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,10 @@ columns are passed through. Every token line of a sentence must have the same nu
 from __future__ import annotations
 
 import io
-import os
-import sys
-import tempfile
-from contextlib import contextmanager
 from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple, Union
 
-from nlpipe.errors import InputError, NlpipeError
+from nlpipe.errors import InputError
+from nlpipe.io.inputs import BOM, open_input, read_lines
 
 ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -260,17 +257,22 @@ def misc_set(misc: str, key: str, value: Optional[str]) -> str:
 # --------------------------------------------------------------------------------------------
 # Reading
 
+def _number(s: str) -> bool:
+    """Whether ``s`` is a number in ASCII digits (``str.isdigit`` also takes ``²`` and ``٣``)."""
+    return s.isdigit() and s.isascii()
+
+
 def _check_id(cols: List[str], expect: int, path: str, lineno: int) -> int:
     """Validate a non-word ID (range or empty node); return the next expected word ID."""
     i = cols[ID]
     a, dash, b = i.partition("-")
     if dash:
-        if not (a.isdigit() and b.isdigit() and int(a) == expect and int(b) > int(a)):
+        if not (_number(a) and _number(b) and int(a) == expect and int(b) > int(a)):
             raise InputError(path, lineno, f"bad multiword-token range '{i}' (expected {expect}-N)")
         return expect
     a, dot, b = i.partition(".")
     if dot:
-        if not (a.isdigit() and b.isdigit() and int(a) == expect - 1):
+        if not (_number(a) and _number(b) and int(a) == expect - 1):
             raise InputError(path, lineno, f"bad empty-node ID '{i}' (expected {expect - 1}.N)")
         return expect
     if i.isdigit():
@@ -302,7 +304,7 @@ def _finish(sent: Sentence, n: int, path: str) -> None:
 def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
     """Yield sentences from a text stream opened with ``newline="\\n"`` (see :func:`open_input`).
 
-    Raises :class:`InputError` naming ``path`` and the line for malformed input; every sentence
+    An empty input (no bytes, or only a byte-order mark) has no sentences. Raises :class:`InputError` naming ``path`` and the line for malformed input; every sentence
     yielded before the error is complete and valid.
     """
     lineno = 0
@@ -311,68 +313,65 @@ def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
     expect = 1
     closed = False  # a blank line followed the current sentence's rows
     prefix = ""
-    try:
-        for raw in stream:
-            lineno += 1
-            if raw[-1:] == "\n":
-                line = raw[:-1]
-                nl = "\n"
-                if line[-1:] == "\r":
-                    line = line[:-1]
-                    nl = "\r\n"
-            else:
-                line = raw
-                nl = ""
-            if lineno == 1 and line[:1] == "\ufeff":
-                prefix = "\ufeff"
-                line = line[1:]
-            if not line:
-                if sent is None or not sent.rows:
-                    raise InputError(path, lineno, "blank line where a comment or token line was expected")
-                sent.end += nl
-                closed = True
-                continue
-            if closed:
-                _finish(sent, expect - 1, path)
-                yield sent
-                sent = None
-                closed = False
-            if sent is None:
-                sent = Sentence([], [], "", "\n" if not nl else nl, prefix, lineno)
-                prefix = ""
-                ncols = 0
-                expect = 1
-            if "\x00" in line:
-                raise InputError(path, lineno, "binary data (NUL byte) in input; is this a CoNLL-U file?")
-            if line[0] == "#":
-                if sent.rows:
-                    raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
-                sent.comments.append(line)
-                continue
-            cols = line.split("\t")
-            if len(cols) < 10:
-                hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if len(cols) == 1 else ""
-                raise InputError(path, lineno,
-                                 f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'{hint}")
-            if cols[ID] == str(expect):
-                # word lines of a sentence agree on their column count (CoNLL-U Plus may have more than 10)
-                if ncols == 0:
-                    ncols = len(cols)
-                elif len(cols) != ncols:
-                    raise InputError(path, lineno, f"expected {ncols} tab-separated columns like the "
-                                     f"lines above, found {len(cols)}")
-                h = cols[HEAD]
-                if not h.isdigit() and h != "_":
-                    raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
-                expect += 1
-            else:
-                expect = _check_id(cols, expect, path, lineno)
-            sent.rows.append(cols)
-            sent.end = nl
-    except UnicodeDecodeError as e:
-        raise InputError(path, lineno + 1, f"invalid UTF-8 (byte 0x{e.object[e.start]:02x}); is this a text file?") from None
-    if sent is None:
-        raise InputError(path, None, "empty input: no sentences")
+    for raw in read_lines(stream, path):
+        lineno += 1
+        if raw[-1:] == "\n":
+            line = raw[:-1]
+            nl = "\n"
+            if line[-1:] == "\r":
+                line = line[:-1]
+                nl = "\r\n"
+        else:
+            line = raw
+            nl = ""
+        if lineno == 1 and line[:1] == BOM:
+            prefix = BOM
+            line = line[1:]
+            if not line and not nl:  # nothing but a byte-order mark: an empty document
+                return
+        if not line:
+            if sent is None or not sent.rows:
+                raise InputError(path, lineno, "blank line where a comment or token line was expected")
+            sent.end += nl
+            closed = True
+            continue
+        if closed:
+            _finish(sent, expect - 1, path)
+            yield sent
+            sent = None
+            closed = False
+        if sent is None:
+            sent = Sentence([], [], "", "\n" if not nl else nl, prefix, lineno)
+            prefix = ""
+            ncols = 0
+            expect = 1
+        if line[0] == "#":
+            if sent.rows:
+                raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
+            sent.comments.append(line)
+            continue
+        cols = line.split("\t")
+        if len(cols) < 10:
+            hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if len(cols) == 1 else ""
+            raise InputError(path, lineno,
+                             f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'{hint}")
+        if cols[ID] == str(expect):
+            # word lines of a sentence agree on their column count (CoNLL-U Plus may have more than 10)
+            if ncols == 0:
+                ncols = len(cols)
+            elif len(cols) != ncols:
+                raise InputError(path, lineno, f"expected {ncols} tab-separated columns like the "
+                                 f"lines above, found {len(cols)}")
+            h = cols[HEAD]
+            if not _number(h) and h != "_":
+                raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+            expect += 1
+        else:
+            expect = _check_id(cols, expect, path, lineno)
+        sent.rows.append(cols)
+        sent.end = nl
+    if sent is None:  # an empty document
+        return
     if not sent.rows:
         raise InputError(path, lineno, "unexpected end of input: comment lines with no token lines")
     _finish(sent, expect - 1, path)
@@ -401,49 +400,7 @@ def to_string(sentences: Iterable[Sentence]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Files: "-" or None is stdin/stdout. Output files are written to a temporary file and renamed
-# into place at the end, so an interrupted run never leaves a partial file.
-
-def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO[str], str]:
-    """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text splitting lines on ``\\n`` only."""
-    if path is None or path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
-                                newline="\n"), "<stdin>"
-    try:
-        return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), path
-    except FileNotFoundError:
-        raise NlpipeError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise NlpipeError(f"{path}: is a directory, expected a file") from None
-    except PermissionError:
-        raise NlpipeError(f"{path}: permission denied") from None
-
-
-@contextmanager
-def open_output(path: Optional[str]) -> Iterator[IO[str]]:
-    """Text output to ``path`` (atomically, via a temporary file) or to stdout."""
-    if path is None or path == "-":
-        out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
-                               write_through=False, line_buffering=False)
-        try:
-            yield out
-            out.flush()
-        finally:
-            out.detach()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".nlpipe-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            yield out
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
+# Files
 
 def read_file(path: Optional[str]) -> Iterator[Sentence]:
     """Open and stream a CoNLL-U file (stdin for ``None``/``"-"``)."""

@@ -21,6 +21,7 @@ from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from nlpipe.io.conllu import FORM, LEMMA, Sentence, boundary, read_conllu
 from nlpipe.io.misc import Frame, set_ne_tags
+from nlpipe.io.inputs import content_lines
 from nlpipe.errors import InputError
 from nlpipe.tags import Span, is_tag, to_bio
 
@@ -28,25 +29,11 @@ from nlpipe.tags import Span, is_tag, to_bio
 # --------------------------------------------------------------------------------------------
 # Line reading shared by the column formats
 
-def _lines(stream: IO[str], path: str) -> Iterator[Tuple[int, str]]:
-    """Yield ``(line number, line without its line ending)``, turning decoding errors into InputError."""
-    lineno = 0
-    try:
-        for raw in stream:
-            lineno += 1
-            line = raw.rstrip("\n").rstrip("\r")
-            if "\x00" in line:
-                raise InputError(path, lineno, "binary data (NUL byte) in input; is this a text file?")
-            yield lineno, line
-    except UnicodeDecodeError as e:
-        raise InputError(path, lineno + 1, f"invalid UTF-8 (byte 0x{e.object[e.start]:02x}); is this a text file?") from None
-
-
 def _blocks(stream: IO[str], path: str) -> Iterator[Tuple[int, List[str]]]:
     """Yield ``(first line number, lines)`` for each run of non-blank lines."""
     block: List[str] = []
     first = 0
-    for lineno, line in _lines(stream, path):
+    for lineno, line in content_lines(stream, path):
         if line.strip():
             if not block:
                 first = lineno

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from nlpipe.io.conllu import (FORM, LEMMA, MISC, UPOS, XPOS, Sentence, open_input, open_output, read_conllu,
-                              write_conllu)
+from nlpipe.io.conllu import FORM, LEMMA, MISC, UPOS, XPOS, Sentence, read_conllu, write_conllu
 from nlpipe.io.formats import doc_key, read_conll2003, read_conll2012
+from nlpipe.io.inputs import open_input
 from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, misc_get, misc_set, ne_tags, set_ne_tags
+from nlpipe.io.outputs import open_output
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.tags import Span
 

@@ -16,8 +16,9 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from nlpipe.errors import InputError, NlpipeError
-from nlpipe.runtime.pipeline import (CHUNK_SENTENCES, Annotator, PipelineSpec, plan_outputs, print_warning,
-                       resolve_model, resolve_stages)
+from nlpipe.io.outputs import plan_outputs
+from nlpipe.runtime.pipeline import (CHUNK_SENTENCES, Annotator, PipelineSpec, print_warning, resolve_model,
+                                     resolve_stages)
 from nlpipe.runtime.progress import Progress
 
 _annotators: Dict[str, Annotator] = {}  # per worker process: spec key -> loaded pipeline

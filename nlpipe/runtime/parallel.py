@@ -20,6 +20,7 @@ from typing import Any, Deque, Iterable, Iterator, Optional, Tuple
 
 from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.runtime.pipeline import Chunk, ChunkResult, Pipeline, PipelineSpec, process_chunk
+from nlpipe.runtime.signals import worker_signals
 
 _pipeline: Optional[Pipeline] = None
 _error: Optional[Tuple[Any, ...]] = None
@@ -62,9 +63,9 @@ def _die_with_parent(parent: int) -> None:
 
 def _init(spec: PipelineSpec, threads: int, parent: int) -> None:
     """Worker start: load the models once, with ``threads`` math threads (so that N workers do not
-    each start one thread per core). Ctrl-C is the main process's to handle."""
+    each start one thread per core). Signals are the main process's to handle (:func:`worker_signals`)."""
     global _pipeline, _error
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_signals()
     _die_with_parent(parent)
     # THREAD_VARS were set by ChunkPool in the parent's environment, which workers inherit
     if "torch" in sys.modules:

@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from nlpipe.io.conllu import (DEPS, HEAD, ID, MISC, UPOS, Sentence, boundary, misc_get, open_input, open_output,
-                        read_conllu, write_conllu)
-from nlpipe.errors import InputError, NlpipeError
+from nlpipe.io.conllu import DEPS, HEAD, ID, MISC, UPOS, Sentence, boundary, misc_get, read_conllu, write_conllu
+from nlpipe.io.inputs import decode, open_input, sniff
+from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
+from nlpipe.errors import EncodingError, InputError, NlpipeError
 from nlpipe.runtime.progress import Progress
 from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage, resolve_model
 
 CHUNK_SENTENCES = 256
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
 _BLANK = (b"\n", b"\r\n")
-_TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
 
 Warn = Callable[[str], None]
 
@@ -49,10 +48,17 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
                  encoding_errors: str = "strict") -> int:
     """Tokenize a raw-text file into CoNLL-U; return the number of sentences written."""
+    check_output(output)
     tokenizer = load_tokenizer(model, method)
     stream, name = open_input(input, encoding_errors)
-    with open_output(output) as out:
-        return write_conllu(tokenizer.tokenize(stream, name), out)
+    try:
+        with open_output(output) as out:
+            return write_conllu(tokenizer.tokenize(stream, name), out)
+    except EncodingError as e:
+        raise e.hint("use --encoding-errors replace to go on") from None
+    finally:
+        if name != "<stdin>":
+            stream.close()
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
@@ -63,6 +69,7 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     pipe of filters and ``annotate`` give the same bytes by construction.
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
+    check_output(output)
     with Annotator(spec, batch=batch) as ann, open_output(output) as out:
         return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
@@ -263,6 +270,7 @@ class Chunk:
     data: Optional[bytes] = None
     sentences: Optional[List[Sentence]] = None
     position: int = 0
+    offset: int = 0  # of ``data`` in the input, in bytes
 
 
 @dataclass
@@ -297,7 +305,9 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
     A sentence is a run of non-blank lines plus the blank lines after it, so that the chunks'
     bytes concatenate to the input and each parses like its part of the whole. With ``document``,
     a chunk ends only before a ``# newdoc`` sentence (or after ``DOC_CAP * batch`` sentences).
+    An empty input gives no chunk. ``position``: the input's bytes before ``lines``.
     """
+    offset = position
     buf: List[bytes] = []
     first = first_line
     lineno = first_line - 1
@@ -326,12 +336,13 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
             header = False
             done = n - 1
             if done >= batch and (not document or newdoc or done >= DOC_CAP * batch):
-                yield Chunk(path, first, b"".join(buf[:start]), position=position)
+                data = b"".join(buf[:start])
+                yield Chunk(path, first, data, position=position, offset=offset)
+                offset += len(data)
                 buf = buf[start:]
                 first, n, start = start_line, 1, 0
-    if not buf:
-        raise InputError(path, None, "empty input: no sentences")
-    yield Chunk(path, first, b"".join(buf), position=position)
+    if buf:
+        yield Chunk(path, first, b"".join(buf), position=position, offset=offset)
 
 
 def sentence_chunks(sentences: Iterable[Sentence], path: str, batch: int, document: bool = False,
@@ -360,28 +371,24 @@ def _parse(text: str, path: str, first_line: int) -> List[Sentence]:
     return sents
 
 
-def _decode(data: bytes, path: str, first_line: int) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = first_line + data.count(b"\n", 0, e.start)
-        raise InputError(path, line, f"invalid UTF-8 (byte 0x{data[e.start]:02x}); is this a text file?") from None
-
-
 def parse_chunk(chunk: Chunk, skip_bad: bool, warn: Warn) -> List[Item]:
     """The sentences of a CoNLL-U chunk. With ``skip_bad``, a malformed sentence (up to the next
     blank line) becomes a :class:`Verbatim` item with a warning, and reading goes on."""
     assert chunk.data is not None
     if not skip_bad:
-        return list(_parse(_decode(chunk.data, chunk.path, chunk.first_line), chunk.path, chunk.first_line))
+        text = decode(chunk.data, chunk.path, chunk.first_line, chunk.offset)
+        return list(_parse(text, chunk.path, chunk.first_line))
     items: List[Item] = []
-    for block in conllu_chunks(io.BytesIO(chunk.data), chunk.path, 1, first_line=chunk.first_line):
+    for block in conllu_chunks(io.BytesIO(chunk.data), chunk.path, 1, first_line=chunk.first_line,
+                               position=chunk.offset):
         assert block.data is not None
         try:
-            items.extend(_parse(_decode(block.data, chunk.path, block.first_line), chunk.path, block.first_line))
+            text = decode(block.data, chunk.path, block.first_line, block.offset)
+            items.extend(_parse(text, chunk.path, block.first_line))
         except InputError as e:
             warn(f"{e}; passed through unchanged (--skip-bad)")
-            items.append(Verbatim(block.data.decode("utf-8", "replace"), block.first_line))
+            # surrogateescape: bytes that are not UTF-8 go out as they came (see nlpipe.io.outputs)
+            items.append(Verbatim(block.data.decode("utf-8", "surrogateescape"), block.first_line))
     return items
 
 
@@ -427,21 +434,9 @@ class _Prepend(io.RawIOBase):
         return n
 
 
-def looks_like_conllu(head: List[bytes]) -> bool:
-    """Whether the first lines of an input are CoNLL-U: comments, then a token line (ID + 9 tabs)."""
-    for k, line in enumerate(head):
-        if k == 0 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        if line in _BLANK or line[:1] == b"#":
-            continue
-        return bool(_TOKEN_LINE.match(line))
-    return False
-
-
 class Source:
-    """One input file (or stdin), its format decided from its first lines."""
-
-    MAX_HEAD = 1000  # comment lines looked at before deciding
+    """One input file (or stdin), its format decided from its first lines (:func:`sniff`) when
+    ``detect`` (else CoNLL-U); an empty input is CoNLL-U with no sentences."""
 
     def __init__(self, path: str, detect: bool):
         self.stream, self.name = open_input(path)
@@ -453,14 +448,10 @@ class Source:
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
         head: List[bytes] = []
+        self.is_conllu = True
         if detect:
-            for line in self.buffer:
-                head.append(line)
-                if not (line in _BLANK or line[:1] == b"#") or len(head) >= self.MAX_HEAD:
-                    break
-            self.is_conllu = looks_like_conllu(head)
-        else:
-            self.is_conllu = True
+            kind, head = sniff(self.buffer)
+            self.is_conllu = kind in ("conllu", "empty")
         self.head = head
 
     def chunks(self, tokenizer: Any, batch: int, document: bool) -> Iterator[Chunk]:
@@ -591,33 +582,6 @@ class Annotator:
             self.runner.terminate()
 
 
-def output_name(src: str, out_dir: str) -> str:
-    """``DIR/<input's base name without extension>.conllu``."""
-    stem = os.path.splitext(os.path.basename(src))[0] or os.path.basename(src)
-    return os.path.join(out_dir, stem + ".conllu")
-
-
-def is_output_dir(output: str) -> bool:
-    return output != "-" and (output.endswith(("/", os.sep)) or os.path.isdir(output))
-
-
-def plan_outputs(inputs: List[str], out_dir: str) -> List[Tuple[str, str]]:
-    """(input, output) pairs for per-file output into ``out_dir`` (which is created)."""
-    if "-" in inputs:
-        raise NlpipeError("per-file output into a directory needs input files, not stdin")
-    pairs = [(src, output_name(src, out_dir)) for src in inputs]
-    seen: Dict[str, str] = {}
-    for src, dst in pairs:
-        if dst in seen:
-            raise NlpipeError(f"{seen[dst]} and {src} would both be written to {dst}")
-        seen[dst] = src
-        if not os.path.isfile(src):
-            open_input(src)  # raises the usual message
-            raise NlpipeError(f"{src}: not a regular file")
-    os.makedirs(out_dir, exist_ok=True)
-    return pairs
-
-
 def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = None, *,
                  models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                  jobs: int = 1, batch: int = CHUNK_SENTENCES, progress: Optional[bool] = None,
@@ -651,6 +615,7 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["sentences"] += done["sentences"]
                 stats["tokens"] += done["tokens"]
         return stats
+    check_output(output)
     with Annotator(spec, jobs, batch) as ann, open_output(output) as out, \
             Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
         return ann.run(inputs, out, prog)

@@ -23,7 +23,8 @@ import click
 import numpy as np
 
 from nlpipe.io.conllu import Sentence
-from nlpipe.errors import InputError, ModelError
+from nlpipe.io.inputs import content_lines
+from nlpipe.errors import ModelError
 from nlpipe.models.rules_tokenizer import SentenceSplitter, Token, WordTokenizer, load_json
 
 # Line-break characters other tools may split lines on; they must not appear in a `# text` comment.
@@ -110,46 +111,10 @@ def _doc_name(name: str) -> str:
     return "_".join(stem.split()) or "doc"
 
 
-def _lines(stream: IO[str], name: str) -> Iterator[str]:
-    """Lines without their line ending; invalid UTF-8 or a NUL byte raises InputError with the line
-    (and, for invalid UTF-8, the byte offset in the file).
-
-    Decoding is done here, line by line, so that the error names the exact line (a text stream
-    decodes in blocks and would fail before handing out the lines preceding the bad byte).
-    """
-    buffer = getattr(stream, "buffer", None)
-    errors = getattr(stream, "errors", None) or "strict"
-    lines = stream if buffer is None else buffer
-    offset = 0
-    for lineno, raw in enumerate(lines, 1):
-        if buffer is None:
-            line = raw
-        else:
-            try:
-                line = raw.decode("utf-8", errors)
-            except UnicodeDecodeError as e:
-                raise InputError(name, lineno, f"invalid UTF-8 (byte 0x{raw[e.start]:02x} at byte offset "
-                                 f"{offset + e.start}, column {e.start + 1}); use --encoding-errors replace "
-                                 f"to go on") from None
-            offset += len(raw)
-        if line.endswith("\n"):
-            line = line[:-1]
-            if line.endswith("\r"):
-                line = line[:-1]
-        if "\x00" in line:
-            raise InputError(name, lineno, "binary data (NUL byte) in input; is this a text file?")
-        yield line
-
-
 def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
     """Paragraph texts (lines joined by newlines); blank or whitespace-only lines separate them."""
     lines: List[str] = []
-    first = True
-    for line in _lines(stream, name):
-        if first:
-            first = False
-            if line.startswith("\ufeff"):
-                line = line[1:]
+    for _, line in content_lines(stream, name):
         if not line or line.isspace():
             if lines:
                 yield "\n".join(lines)

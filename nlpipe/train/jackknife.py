@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from nlpipe.io.conllu import Sentence, open_output, read_file
+from nlpipe.io.conllu import Sentence, read_file
+from nlpipe.io.outputs import open_output
 from nlpipe.errors import NlpipeError
 
 

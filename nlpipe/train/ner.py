@@ -11,8 +11,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
-from nlpipe.io.conllu import open_input, read_conllu
+from nlpipe.io.conllu import read_conllu
 from nlpipe.io.formats import read_conll2003, read_uner
+from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.misc import ne_tags
 from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
@@ -30,15 +31,10 @@ def sniff_format(path: str) -> str:
     """``conll2003``, ``uner`` or ``conllu`` from the first token line of ``path``."""
     stream, _ = open_input(path)
     with stream:
-        for line in stream:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("-DOCSTART-") or (len(line.split(" ")) == 4 and "\t" not in line):
-                return "conll2003"
-            cols = line.split("\t")
-            return "conllu" if len(cols) >= 10 else "uner"
-    raise NlpipeError(f"{path}: empty data file")
+        kind, _ = sniff(stream.buffer)
+    if kind == "empty":
+        raise NlpipeError(f"{path}: empty data file")
+    return kind if kind in ("conll2003", "conllu") else "uner"
 
 
 def read_ner_file(path: str, fmt: str = "auto") -> List[Sent]:

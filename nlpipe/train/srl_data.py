@@ -10,9 +10,11 @@ from __future__ import annotations
 import sys
 from typing import Iterable, Iterator, List, Optional
 
-from nlpipe.io.conllu import Sentence, open_input, open_output, read_conllu, write_conllu
+from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.formats import AlignReport, SrlSentence, align_conll2012, doc_key, read_conll2012
+from nlpipe.io.inputs import open_input
 from nlpipe.io.misc import Frame, frames_to_misc
+from nlpipe.io.outputs import open_output
 
 
 def join_propbank(ud: Iterable[Sentence], props: List[SrlSentence],

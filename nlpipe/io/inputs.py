@@ -1,0 +1,132 @@
+"""Reading input: opening a file or stdin, UTF-8 lines checked one by one, and telling formats apart.
+
+Every reader of text (CoNLL-U, the column formats, raw text for the tokenizer) takes its lines from
+:func:`read_lines`, so invalid UTF-8 and NUL bytes give the same one-line error everywhere, naming
+the line where they are. An empty input (no bytes, or only a byte-order mark) is a valid, empty
+document for every reader.
+"""
+from __future__ import annotations
+
+import io
+import re
+import sys
+from typing import IO, Iterable, Iterator, List, Optional, Tuple
+
+from nlpipe.errors import EncodingError, InputError, NlpipeError
+
+BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
+_TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
+MAX_HEAD = 1000  # comment and blank lines looked at before a format is decided
+
+
+def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO[str], str]:
+    """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text split on ``\\n`` only; returns the
+    stream and the name messages use (``<stdin>`` for stdin)."""
+    if path is None or path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
+                                newline="\n"), "<stdin>"
+    try:
+        return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), path
+    except FileNotFoundError:
+        raise NlpipeError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise NlpipeError(f"{path}: is a directory, expected a file") from None
+    except PermissionError:
+        raise NlpipeError(f"{path}: permission denied") from None
+
+
+def utf8_error(path: str, line: int, raw: bytes, start: int, offset: Optional[int] = None) -> EncodingError:
+    """The error for the byte ``raw[start]`` of ``line`` that is not UTF-8 (``offset``: that
+    byte's offset in the file, when known)."""
+    at = f"at byte offset {offset}, " if offset is not None else ""
+    return EncodingError(path, line, f"invalid UTF-8 (byte 0x{raw[start]:02x} {at}column {start + 1}); "
+                                     "is this a UTF-8 text file?")
+
+
+def nul_error(path: str, line: int) -> InputError:
+    return InputError(path, line, "binary data (NUL byte) in input; is this a text file?")
+
+
+def decode(data: bytes, path: str, first_line: int = 1, offset: Optional[int] = None) -> str:
+    """``data`` (whole lines starting at ``first_line`` of ``path``, at byte ``offset``) as text;
+    invalid UTF-8 is an :class:`EncodingError` naming its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        begin = data.rfind(b"\n", 0, e.start) + 1
+        line = first_line + data.count(b"\n", 0, e.start)
+        raise utf8_error(path, line, data[begin:], e.start - begin,
+                         None if offset is None else offset + e.start) from None
+
+
+def read_lines(stream: IO[str], path: str) -> Iterator[str]:
+    """The lines of ``stream`` with their line endings (split on ``\\n`` only), a byte-order mark
+    at the start included.
+
+    A stream with a binary ``buffer`` (files, stdin) is decoded here line by line under the
+    stream's ``errors`` setting, so that an error names the exact line (a text stream decodes in
+    blocks and would fail before handing out the lines preceding the bad byte). A NUL byte is an
+    error too.
+    """
+    buffer = getattr(stream, "buffer", None)
+    lineno = 0
+    if buffer is None:
+        for line in stream:
+            lineno += 1
+            if "\x00" in line:
+                raise nul_error(path, lineno)
+            yield line
+        return
+    errors = getattr(stream, "errors", None) or "strict"
+    offset = 0
+    for raw in buffer:
+        lineno += 1
+        try:
+            line = raw.decode("utf-8", errors)
+        except UnicodeDecodeError as e:
+            raise utf8_error(path, lineno, raw, e.start, offset + e.start) from None
+        if "\x00" in line:
+            raise nul_error(path, lineno)
+        offset += len(raw)
+        yield line
+
+
+def content_lines(stream: IO[str], path: str) -> Iterator[Tuple[int, str]]:
+    """``(line number, line without its ending)`` of :func:`read_lines`, the byte-order mark dropped."""
+    for lineno, line in enumerate(read_lines(stream, path), 1):
+        if lineno == 1 and line.startswith(BOM):
+            line = line[1:]
+        if line.endswith("\n"):
+            line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+        yield lineno, line
+
+
+def sniff(lines: Iterable[bytes]) -> Tuple[str, List[bytes]]:
+    """The format of an input from its first lines, and the lines read to decide.
+
+    Comment (``#``) and blank lines are skipped (up to :data:`MAX_HEAD` of them); the first other
+    line decides: ``"conllu"`` for a CoNLL-U token line (an ID, then at least 9 tabs),
+    ``"conll2003"`` for ``-DOCSTART-`` or four space-separated fields, ``"columns"`` for other
+    tab-separated fields, else ``"text"``. An input of only such lines is ``"empty"`` when it has
+    no bytes but a byte-order mark, else ``"text"``. A byte-order mark at the start is ignored.
+    """
+    head: List[bytes] = []
+    for line in lines:
+        head.append(line)
+        if len(head) == 1 and line.startswith(BOM_BYTES):
+            line = line[len(BOM_BYTES):]
+        if not line.strip(b"\r\n") or line[:1] == b"#":
+            if len(head) >= MAX_HEAD:
+                return "text", head
+            continue
+        if _TOKEN_LINE.match(line):
+            return "conllu", head
+        body = line.rstrip(b"\r\n")
+        if body.startswith(b"-DOCSTART-") or (b"\t" not in body and len(body.split(b" ")) == 4):
+            return "conll2003", head
+        return ("columns" if b"\t" in body else "text"), head
+    empty = b"".join(head) in (b"", BOM_BYTES)
+    return ("empty" if empty else "text"), head
