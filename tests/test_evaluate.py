@@ -400,3 +400,12 @@ def test_corrupted_ewt_dev_scores_match_direct_counts(corpora, tmp_path):
     assert r["uas_nopunct"] == pytest.approx(pct(sum(uas(g, p) for g, p in nopunct), len(nopunct)), abs=1e-9)
     assert r["las_nopunct"] == pytest.approx(pct(sum(las(g, p) for g, p in nopunct), len(nopunct)), abs=1e-9)
     assert 90.0 < r["uas"] < 99.0
+
+
+@pytest.mark.parametrize("stage, names, key", [("srl", "semantic roles", "SRL"), ("ner", "entities", "NE"),
+                                               ("predicates", "predicates", "Pred")])
+def test_gold_without_what_is_scored_gets_a_warning(stage, names, key):
+    gold = f("parse_gold.conllu")  # a treebank file: no NE=, Pred= or SRL=
+    r = ev.evaluate(stage, gold, pred=gold)
+    assert r["warnings"][0] == (f"{gold} has no {names} at all (no word has {key}=): "
+                                f"there is nothing to score {stage} against")

@@ -64,7 +64,7 @@ def check_output(path: Optional[str]) -> Target:
         raise NlpipeError(f"{path}: is a folder name; expected a file name")
     try:
         st = os.stat(path)  # through symlinks
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         real = os.path.realpath(path)  # a dangling symlink: the file it names is created
         _writable_folder(os.path.dirname(real), path)
         return Target(path, "replace", real)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import pickle
+import re
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, TypeVar
 
@@ -30,7 +32,9 @@ def load_half(net: Any, path: Path) -> None:
     """Load a file written by :func:`save_half` into ``net`` (floats back to float32)."""
     import torch
 
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    with warnings.catch_warnings():  # torch warns about the pickle protocol of files it then refuses
+        warnings.simplefilter("ignore")
+        state = torch.load(path, map_location="cpu", weights_only=True)
     net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
 
 
@@ -76,8 +80,17 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
         yield
     except FileNotFoundError as e:
         raise ModelError(f"{model_dir}: incomplete {what} ({Path(e.filename).name} missing)") from None
-    except (ValueError, KeyError, RuntimeError, TypeError, EOFError, pickle.UnpicklingError) as e:
-        raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({str(e)[:200]})") from None
+    except pickle.UnpicklingError:  # what torch's weights_only loader refuses
+        raise ModelError(f"{model_dir}: the {what}'s weights hold objects that nlpipe does not load "
+                         "(only plain tensors)") from None
+    except (ValueError, KeyError, RuntimeError, TypeError, EOFError) as e:
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({first_sentence(str(e))})") from None
+
+
+def first_sentence(message: str, limit: int = 200) -> str:
+    """The first sentence (or line) of a library's error message, at most ``limit`` characters."""
+    head = re.split(r"(?<=[.!?])\s|\n", message.strip(), maxsplit=1)[0].rstrip(".")
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[str, Any]) -> None:

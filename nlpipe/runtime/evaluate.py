@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from nlpipe import metrics
 from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, read_file
-from nlpipe.io.misc import misc_set, ne_tags
+from nlpipe.io.misc import misc_get, misc_set, ne_tags
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES, load_stage
 from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
@@ -73,19 +73,38 @@ def strip_stage(stage: str, sentences: Iterable[Sentence], gold_predicates: bool
     return out
 
 
-# Columns a stage's scores read from the predicted file, and the command that fills them.
-_SCORED = {"pos": ((UPOS, XPOS), "UPOS/XPOS", "nlpipe pos"), "parse": ((HEAD, DEPREL), "HEAD/DEPREL", "nlpipe parse")}
+# What a stage's scores read (columns, or a MISC key), and the command that fills it.
+_SCORED = {"pos": ((UPOS, XPOS), "UPOS/XPOS", "nlpipe pos"), "parse": ((HEAD, DEPREL), "HEAD/DEPREL", "nlpipe parse"),
+           "ner": ("NE", "entities", "nlpipe ner"), "predicates": ("Pred", "predicates", "nlpipe predicates"),
+           "srl": ("SRL", "semantic roles", "nlpipe srl")}
+
+
+def _unfilled(stage: str, sentences: List[Sentence]) -> bool:
+    """Whether ``sentences`` have words but none has what ``stage`` is scored on."""
+    what = _SCORED[stage][0]
+    words = [w for s in sentences for w in s.words]
+    if isinstance(what, str):
+        return bool(words) and all(misc_get(w[MISC], what) is None for w in words)
+    return bool(words) and all(w[c] == "_" for w in words for c in what)
 
 
 def unfilled_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
-    """A warning when no word of ``sentences`` has the columns ``stage`` is scored on (all ``_``):
-    the file is then probably not the stage's output, and every score will be 0."""
-    if stage not in _SCORED:
+    """A warning when no word of the predicted ``sentences`` has what ``stage`` is scored on: the
+    file is then probably not the stage's output, and every score will be 0."""
+    if stage not in _SCORED or not _unfilled(stage, sentences):
         return None
-    columns, names, command = _SCORED[stage]
-    if any(w[c] != "_" for s in sentences for w in s.words for c in columns):
+    what, names, command = _SCORED[stage]
+    why = f"no word has {what}=" if isinstance(what, str) else "every word has '_'"
+    return f"{path} has no {names} at all ({why}): not the output of '{command}'?"
+
+
+def gold_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
+    """A warning when the gold file has nothing ``stage`` is scored on (a treebank without SRL, say)."""
+    if stage not in _SCORED or not _unfilled(stage, sentences):
         return None
-    return f"{path} has no {names} at all (every word has '_'): not the output of '{command}'?"
+    what, names, _ = _SCORED[stage]
+    why = f"no word has {what}=" if isinstance(what, str) else "every word has '_'"
+    return f"{path} has no {names} at all ({why}): there is nothing to score {stage} against"
 
 
 def _read(path: str) -> List[Sentence]:
@@ -246,12 +265,13 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
         pred_name = f"<{stage} model output>"
     result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
     result["gold_file"] = gold
+    warnings = [gold_warning(stage, gold_sents, gold)]
     if pred is not None:
         result["pred_file"] = pred
-        warning = unfilled_warning(stage, pred_sents, pred)
-        if warning:
-            result["warnings"] = [warning]
-    else:
+        warnings.append(unfilled_warning(stage, pred_sents, pred))
+    if any(warnings):
+        result["warnings"] = [w for w in warnings if w]
+    if pred is None:
         result["model"] = model or "default"
         result["speed"] = speed
         result.update(options or {})
