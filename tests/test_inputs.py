@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_cli
+from conftest import FIXTURES, run_cli
 from nlpipe.cli import main
 from nlpipe.io.inputs import read_lines, sniff
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Dict, Iterator, List, Optional, Set, Tuple
+from typing import IO, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from nlpipe.errors import NlpipeError, OutputClosed
 
@@ -96,6 +96,10 @@ class Output:
             raise OutputClosed(self.name) from None
         except OSError as e:
             raise NlpipeError(f"{self.name}: cannot write ({e.strerror})") from None
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
         try:

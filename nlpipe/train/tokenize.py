@@ -167,6 +167,9 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
 
     train_sents = list(read_file(train_path))
     dev_sents = list(read_file(dev_path))
+    for path, sents in ((train_path, train_sents), (dev_path, dev_sents)):
+        if not sents:  # an empty document is valid input, but nothing to learn or select from
+            raise NlpipeError(f"{path}: no sentences")
     try:
         paragraphs = labelled_paragraphs(train_sents, train_path)
     except ValueError as e:
