@@ -80,9 +80,11 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
         yield
     except FileNotFoundError as e:
         raise ModelError(f"{model_dir}: incomplete {what} ({Path(e.filename).name} missing)") from None
-    except pickle.UnpicklingError:  # what torch's weights_only loader refuses
-        raise ModelError(f"{model_dir}: the {what}'s weights hold objects that nlpipe does not load "
-                         "(only plain tensors)") from None
+    except pickle.UnpicklingError as e:  # what torch's weights_only loader refuses; its advice is not ours
+        if "GLOBAL" in str(e):
+            raise ModelError(f"{model_dir}: the {what}'s weights hold objects that nlpipe does not load "
+                             "(only plain tensors)") from None
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} (not a file of plain tensors)") from None
     except (ValueError, KeyError, RuntimeError, TypeError, EOFError) as e:
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({first_sentence(str(e))})") from None
 
