@@ -89,7 +89,7 @@ def test_cluster_output_equals_the_local_run(tmp_path, cluster, setup):
 
     inputs, expected = setup
     warnings = []
-    result = run_cluster(cluster.scheduler_address, inputs, str(tmp_path / "out"), warn=warnings.append)
+    result = run_cluster(cluster.scheduler_address, inputs, str(tmp_path / "out") + "/", warn=warnings.append)
     assert outputs(tmp_path / "out") == expected
     assert result["files"] == N_FILES and result["retried"] == 0 and warnings == []
     assert result["sentences"] == sum(len(parse_string(t)) for t in expected.values())
@@ -125,7 +125,7 @@ def test_a_failed_task_is_retried_and_reported(tmp_path, cluster, setup, monkeyp
                                     {"name": "nlpipe-flaky"})({"pos": str(flaky["pos"])}))
     try:
         warnings = []
-        result = run_cluster(cluster.scheduler_address, inputs[:3], str(tmp_path / "out"), ["tokenize", "pos"],
+        result = run_cluster(cluster.scheduler_address, inputs[:3], str(tmp_path / "out") + "/", ["tokenize", "pos"],
                              warn=warnings.append)
     finally:
         with Client(cluster.scheduler_address) as client:
@@ -142,7 +142,7 @@ def test_input_errors_are_reported_not_retried(tmp_path, cluster, setup):
     bad = tmp_path / "in" / "bad.conllu"
     bad.write_text("1\ta" + "\t_" * 8 + "\n\n1\tx\n", encoding="utf-8")
     with pytest.raises(NlpipeError, match=f"1 of 3 files failed \\({bad}: {bad}:3: expected 10"):
-        run_cluster(cluster.scheduler_address, inputs[:2] + [str(bad)], str(tmp_path / "out"), ["tokenize", "pos"])
+        run_cluster(cluster.scheduler_address, inputs[:2] + [str(bad)], str(tmp_path / "out") + "/", ["tokenize", "pos"])
     assert sorted(outputs(tmp_path / "out")) == ["doc00.conllu", "doc01.conllu"]
 
 
@@ -158,7 +158,7 @@ def test_survives_a_killed_worker(tmp_path, cluster, setup):
 
     def go() -> None:
         try:
-            result.update(run_cluster(cluster.scheduler_address, inputs, str(out), warn=lambda m: None))
+            result.update(run_cluster(cluster.scheduler_address, inputs, str(out) + "/", warn=lambda m: None))
         except BaseException as e:  # reported by the assertions below
             result["error"] = e
 
@@ -176,6 +176,7 @@ def test_survives_a_killed_worker(tmp_path, cluster, setup):
     assert "error" not in result, result.get("error")
     assert result["files"] == N_FILES
     assert outputs(out) == expected
+    assert sorted(p.name for p in out.iterdir()) == sorted(expected)  # no temporary file of the killed worker
 
 
 def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
@@ -184,7 +185,7 @@ def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("Text.\n")
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(NlpipeError, match=r"--cluster needs Dask: pip install 'nlpipe\[dask\]'"):
-        run_cluster("tcp://127.0.0.1:1", [str(tmp_path / "a.txt")], str(tmp_path / "out"), ["tokenize"])
+        run_cluster("tcp://127.0.0.1:1", [str(tmp_path / "a.txt")], str(tmp_path / "out") + "/", ["tokenize"])
 
 
 def test_cluster_needs_an_output_directory(tmp_path):
@@ -192,6 +193,27 @@ def test_cluster_needs_an_output_directory(tmp_path):
 
     with pytest.raises(NlpipeError, match="-o must be a directory"):
         run_cluster("tcp://127.0.0.1:1", ["a.txt"], "-")
+    # as in a local run, `-o x.conllu` names a file: no folder of that name is made
+    with pytest.raises(NlpipeError, match="-o must be a directory .an existing one, or a name ending in /."):
+        run_cluster("tcp://127.0.0.1:1", ["a.txt"], str(tmp_path / "x.conllu"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
+    pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'nlpipe[dask]'")
+    from distributed import LocalCluster
+
+    from nlpipe.runtime.distributed import run_cluster
+
+    (tmp_path / "a.txt").write_text("Text.\n")
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None, silence_logs=40) as empty:
+        start = time.monotonic()
+        with pytest.raises(NlpipeError, match=f"the Dask scheduler at {empty.scheduler_address} has had no "
+                                              "worker for 1 s"):
+            run_cluster(empty.scheduler_address, [str(tmp_path / "a.txt")], str(tmp_path / "out") + "/",
+                        ["tokenize"], no_worker_timeout=1)
+        assert time.monotonic() - start < 30
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_the_command_line_on_a_cluster(tmp_path, cluster):
@@ -216,5 +238,5 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, cluster):
 
     (tmp_path / "a.txt").write_text("Text.\n")
     with pytest.raises(NlpipeError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1 "):
-        run_cluster("tcp://127.0.0.1:1", [str(tmp_path / "a.txt")], str(tmp_path / "out"), ["tokenize"],
+        run_cluster("tcp://127.0.0.1:1", [str(tmp_path / "a.txt")], str(tmp_path / "out") + "/", ["tokenize"],
                     connect_timeout="1s")

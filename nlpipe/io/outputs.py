@@ -134,6 +134,22 @@ def _silence_stdout() -> None:
         pass
 
 
+def _temporary_prefix(real: str) -> str:
+    return f".nlpipe-{os.path.basename(real)}-"
+
+
+def stale_temporaries(path: str) -> List[str]:
+    """Temporary files that writing ``path`` left behind (a process killed with SIGKILL leaves them)."""
+    real = os.path.realpath(path)
+    prefix = _temporary_prefix(real)
+    folder = os.path.dirname(real)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if n.startswith(prefix) and n.endswith(".tmp")]
+
+
 @contextmanager
 def open_output(path: Optional[str]) -> Iterator[Output]:
     """The text output for ``path`` (``None``/``-``: stdout), written as :func:`check_output` says."""
@@ -172,7 +188,7 @@ def open_output(path: Optional[str]) -> Iterator[Output]:
     except OSError:
         mode = 0o666 & ~_umask()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".nlpipe-", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(target.real), suffix=".tmp", dir=folder)
     except OSError as e:
         raise NlpipeError(f"{target.name}: cannot write in folder {folder} ({e.strerror})") from None
     TEMPORARY.add(tmp)

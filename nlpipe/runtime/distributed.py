@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from nlpipe.errors import InputError, NlpipeError
-from nlpipe.io.outputs import plan_outputs
+from nlpipe.io.outputs import is_output_dir, plan_outputs, stale_temporaries
 from nlpipe.runtime.pipeline import (CHUNK_SENTENCES, Annotator, PipelineSpec, print_warning, resolve_model,
                                      resolve_stages)
 from nlpipe.runtime.progress import Progress
@@ -57,20 +58,42 @@ def _client(address: str, timeout: str) -> Any:
         raise NlpipeError(f"cannot reach the Dask scheduler at {address} ({e})") from None
 
 
+def _completed(client: Any, running: Any, address: str, timeout: float) -> Iterator[Any]:
+    """The futures of ``running`` (a Dask ``as_completed``) as they finish; an error when the
+    scheduler has had no worker for ``timeout`` seconds (its tasks would wait forever)."""
+    alone_since: Optional[float] = None
+    while not running.is_empty():
+        if running.has_ready():
+            alone_since = None
+            yield next(running)
+            continue
+        if client.nthreads():
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since > timeout:
+            raise NlpipeError(f"the Dask scheduler at {address} has had no worker for {timeout:.0f} s; "
+                              "start workers and run again (finished files are not redone)")
+        time.sleep(0.2)
+
+
 def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[List[str]] = None, *,
                 models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                 batch: int = CHUNK_SENTENCES, retries: int = 2, progress: Optional[bool] = None,
                 warn: Callable[[str], None] = print_warning, connect_timeout: str = "10s",
-                **options: Any) -> Dict[str, Any]:
+                no_worker_timeout: float = 60.0, **options: Any) -> Dict[str, Any]:
     """Annotate each input file into ``out_dir`` on the Dask cluster at ``address``.
 
     Returns counts (files done, skipped, retried; sentences, tokens). Raises :class:`NlpipeError`
-    listing the files that failed after all tries (the other files are done).
+    listing the files that failed after all tries (the other files are done), or when the
+    scheduler has had no worker for ``no_worker_timeout`` seconds. Temporary files that a dead
+    worker left are removed at the end.
     """
     if not inputs:
         raise NlpipeError("--cluster needs input files")
-    if out_dir == "-" or (os.path.exists(out_dir) and not os.path.isdir(out_dir)):
-        raise NlpipeError(f"--cluster writes one file per input: -o must be a directory, not '{out_dir}'")
+    if not is_output_dir(out_dir):  # as in a local run, where `-o x.conllu` is one file
+        raise NlpipeError(f"--cluster writes one file per input: -o must be a directory (an existing one, "
+                          f"or a name ending in /), not '{out_dir}'")
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
     for s in spec.stages:
         resolve_model(s, spec.models.get(s))
@@ -92,7 +115,7 @@ def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[
             for src, dst in todo:
                 tries[client.submit(annotate_file_task, spec, batch, src, dst, pure=False)] = (src, dst, 1)
             running = as_completed(list(tries))
-            for fut in running:
+            for fut in _completed(client, running, address, no_worker_timeout):
                 src, dst, attempt = tries.pop(fut)
                 if fut.status != "finished":
                     err = fut.exception()
@@ -118,6 +141,12 @@ def run_cluster(address: str, inputs: List[str], out_dir: str, stages: Optional[
                 prog.update(1, out["tokens"])
     finally:
         client.close()
+        for _, dst in todo:  # what a killed worker left (the tasks are over, or abandoned)
+            for tmp in stale_temporaries(dst):
+                try:
+                    os.remove(tmp)
+                except OSError:
+                    pass
     if failed:
         lines = "; ".join(f"{src}: {msg}" for src, msg in failed)
         raise NlpipeError(f"{len(failed)} of {len(todo)} files failed ({lines}); the others are in {out_dir}")
