@@ -93,6 +93,22 @@ def test_a_signal_ends_the_run_with_one_line_and_no_temporary_file(tmp_path, job
     assert _workers_of(fifo) == []
 
 
+@pytest.mark.parametrize("command", [["pos"], ["convert"], ["tokenize", "--method", "rules"]])
+def test_a_signal_ends_a_filter_reading_stdin(tmp_path, command):
+    out = tmp_path / "out.conllu"
+    proc = subprocess.Popen(NL + command + ["-o", str(out)], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write((SAMPLE if command[0] == "tokenize" else sentences(3)).encode())
+    proc.stdin.flush()  # and the input stays open
+    deadline = time.time() + 60
+    while not [p for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (143, b"nlpipe: terminated\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_late_input_error_under_jobs_is_reported(tmp_path):
     src = tmp_path / "in.conllu"
     text = sentences(200, bad_at=190)
