@@ -390,3 +390,15 @@ def test_a_5000_word_sentence_through_the_shipped_stages(tmp_path):
     for line in r.stderr.decode().splitlines():  # a stage that cannot take it says so, by sent_id
         assert line.startswith("nlpipe: warning: sentence long-1 (") and "limit" in line
     assert len(out.split("\n\n")) == 3
+
+
+@pytest.mark.slow
+def test_a_5mb_line_tokenizes(tmp_path):
+    """One paragraph of 5 MB: nltk's time cap on a regex scan (5 s, meant for patterns users give
+    it) once ended this with a traceback, since Punkt scans a paragraph lazily in one go."""
+    src = tmp_path / "line.txt"
+    words = SAMPLE.split()
+    src.write_text(" ".join(words[i % len(words)] for i in range(900_000))[:5_000_000] + "\n", encoding="utf-8")
+    r = subprocess.run(NL + ["tokenize", "--method", "rules", str(src), "-o", str(tmp_path / "out.conllu")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0 and r.stderr == b""

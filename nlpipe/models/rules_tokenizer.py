@@ -25,6 +25,17 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
+try:
+    from nltk import redos as _redos
+except ImportError:  # nltk before 3.9.3
+    _redos = None
+if _redos is not None:
+    # nltk caps every regex scan at a few seconds of wall-clock time (a guard against patterns its
+    # users supply). The cap covers a whole lazy scan, so Punkt's own (linear) patterns fail with a
+    # TimeoutError on a long paragraph on a slow or busy machine: a 5 MB line did. Punkt is the only
+    # part of nltk that nlpipe runs, on patterns nltk itself ships.
+    _redos.DEFAULT_TIMEOUT = None
+
 # A token: (start, end, word pieces or None). Offsets index the text given to WordTokenizer.tokens.
 Token = Tuple[int, int, Optional[List[str]]]
 
