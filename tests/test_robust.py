@@ -399,6 +399,31 @@ def test_a_5mb_line_tokenizes(tmp_path):
     src = tmp_path / "line.txt"
     words = SAMPLE.split()
     src.write_text(" ".join(words[i % len(words)] for i in range(900_000))[:5_000_000] + "\n", encoding="utf-8")
-    r = subprocess.run(NL + ["tokenize", "--method", "rules", str(src), "-o", str(tmp_path / "out.conllu")],
-                       capture_output=True, timeout=600)
-    assert r.returncode == 0 and r.stderr == b""
+    for method in ("rules", "trained"):
+        r = subprocess.run(NL + ["tokenize", "--method", method, str(src), "-o", str(tmp_path / "out.conllu")],
+                           capture_output=True, timeout=600)
+        assert r.returncode == 0 and r.stderr == b""
+
+
+@pytest.fixture
+def small_windows(monkeypatch):
+    """The shipped trained tokenizer, cutting paragraphs longer than 1,000 characters in windows."""
+    tok = load_stage("tokenize")
+    monkeypatch.setattr(type(tok), "LONG_CHARS", 1000)
+    monkeypatch.setattr(type(tok), "CONTEXT", 100)
+    return tok
+
+
+def test_a_long_paragraph_in_windows_is_tokenized_as_a_whole(small_windows, monkeypatch):
+    words = SAMPLE.split()
+    text = " ".join(words[i % len(words)] for i in range(3000))  # 18,000 characters, one paragraph
+    windowed = to_string(small_windows.tokenize_text(text, "x"))
+    monkeypatch.setattr(type(small_windows), "LONG_CHARS", 10 ** 9)
+    assert windowed == to_string(small_windows.tokenize_text(text, "x"))
+
+
+@pytest.mark.parametrize("text", ["a" * 3000 + " b c", "x. " + " " * 5000 + "Yes it is. " * 100, "word " * 2000])
+def test_a_long_paragraph_loses_no_character(small_windows, text):
+    # a sentence (or token) longer than a window is cut, nothing is lost
+    sents = small_windows.tokenize_text(text, "x")
+    assert "".join(w[1] for s in sents for w in s.tokens) == "".join(text.split())

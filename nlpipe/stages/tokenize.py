@@ -176,6 +176,12 @@ class TrainedTokenizer(Tokenizer):
     """
 
     BATCH_CHARS = 16384
+    # A paragraph longer than LONG_CHARS (one huge line) is cut in windows of that many characters,
+    # each seeing CONTEXT characters before and after the part whose sentences it gives, so memory
+    # stays bounded and the result is that of the whole paragraph (the model and the rule features
+    # look no further than a few dozen characters). Only a sentence longer than a window is cut.
+    LONG_CHARS = 1 << 16
+    CONTEXT = 1024
 
     def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
                  threshold: float = 0.0):
@@ -189,6 +195,12 @@ class TrainedTokenizer(Tokenizer):
         batch: List[str] = []
         size = 0
         for text in paragraphs:
+            if len(text) > self.LONG_CHARS:
+                if batch:
+                    yield from self._segment_batch(batch)
+                    batch, size = [], 0
+                yield text, self._segment_long(text)
+                continue
             batch.append(text)
             size += len(text)
             if size >= self.BATCH_CHARS:
@@ -196,6 +208,39 @@ class TrainedTokenizer(Tokenizer):
                 batch, size = [], 0
         if batch:
             yield from self._segment_batch(batch)
+
+    def _segment_long(self, text: str) -> Iterator[SentenceSpan]:
+        """The sentences of one long paragraph, window by window (see :attr:`LONG_CHARS`)."""
+        pos = 0  # the next sentence starts at the first token from here on
+        cut = False  # the last window ended inside a token: the next one starts right there
+        while pos < len(text):
+            a = pos if cut else max(0, pos - self.CONTEXT)
+            b = min(len(text), pos + self.LONG_CHARS + self.CONTEXT)
+            (_, spans), = self._segment_batch([text[a:b]])
+            limit = len(text) if b == len(text) else b - self.CONTEXT  # later sentences: next window
+            tokens: List[Token] = []
+            ends: List[bool] = []  # whether each token ends a sentence
+            for _, _, sentence in spans:
+                for k, (x, y, pieces) in enumerate(sentence):
+                    if x + a >= pos:
+                        tokens.append((x + a, y + a, pieces))
+                        ends.append(k == len(sentence) - 1)
+            done = [k for k, (_, y, _) in enumerate(tokens) if ends[k] and y <= limit]
+            if done:
+                keep = done[-1] + 1
+            else:  # a sentence longer than a window is cut at its last whole token in it
+                keep = sum(1 for _, y, _ in tokens if y <= limit) or min(1, len(tokens))
+            cut = not done and keep > 0 and tokens[keep - 1][1] > limit
+            if keep == 0:  # only white space up to the limit
+                pos = limit
+                continue
+            ends[keep - 1] = True
+            first = 0
+            for k in range(keep):
+                if ends[k]:
+                    yield tokens[first][0], tokens[k][1], tokens[first:k + 1]
+                    first = k + 1
+            pos = tokens[keep - 1][1]
 
     def _segment_batch(self, texts: List[str]) -> Iterator[Tuple[str, List[SentenceSpan]]]:
         """Score a batch of paragraphs in one stream (a PAD gap between paragraphs) and cut it."""
