@@ -22,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.io.conllu import open_input, read_conllu, write_conllu  # noqa: E402
+from nlpipe.io.conllu import read_conllu, write_conllu  # noqa: E402
+from nlpipe.io.inputs import open_input  # noqa: E402
 
 
 def nlpipe_pass(path: str) -> None:

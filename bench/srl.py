@@ -28,7 +28,8 @@ from typing import Any, Dict, List, Tuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.io.conllu import open_input, read_conllu, read_file  # noqa: E402
+from nlpipe.io.conllu import read_conllu, read_file  # noqa: E402
+from nlpipe.io.inputs import open_input  # noqa: E402
 from nlpipe.io.formats import read_conll2012  # noqa: E402
 from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.runtime.evaluate import score, strip_stage  # noqa: E402
