@@ -399,10 +399,10 @@ def test_a_5mb_line_tokenizes(tmp_path):
     src = tmp_path / "line.txt"
     words = SAMPLE.split()
     src.write_text(" ".join(words[i % len(words)] for i in range(900_000))[:5_000_000] + "\n", encoding="utf-8")
-    for method in ("rules", "trained"):
-        r = subprocess.run(NL + ["tokenize", "--method", method, str(src), "-o", str(tmp_path / "out.conllu")],
-                           capture_output=True, timeout=600)
-        assert r.returncode == 0 and r.stderr == b""
+    # (the trained tokenizer's memory on such a line: bench/huge_line.py; its windows: the tests below)
+    r = subprocess.run(NL + ["tokenize", "--method", "rules", str(src), "-o", str(tmp_path / "out.conllu")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0 and r.stderr == b""
 
 
 @pytest.fixture
