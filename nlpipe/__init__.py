@@ -1,7 +1,7 @@
 """nlpipe: a classic command-line NLP pipeline over CoNLL-U."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from nlpipe.version import __version__  # noqa: F401
 
 
 def load(stage: str, model: "str | None" = None, **options):

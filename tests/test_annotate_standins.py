@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, Iterator
 
 from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
 from nlpipe.io.model_dir import write_config
+from nlpipe.io.provenance import training_block
 
 MODULE = "test_annotate_standins"
 TESTS = Path(__file__).resolve().parent
@@ -135,7 +136,8 @@ def model_path(root: Path, stage: str, **options: Any) -> Path:
 def make_model(root: Path, stage: str, **options: Any) -> Path:
     """Write a stand-in model directory for ``stage`` under ``root``; returns its path."""
     path = model_path(root, stage, **options)
-    write_config(path, {"stage": stage, "arch": f"standin-{stage}.v1", "model": options})
+    write_config(path, {"stage": stage, "arch": f"standin-{stage}.v1", "language": "und", "model": options,
+                        "training": training_block({}, {}, command="(a test's stand-in)")})
     return path
 
 

@@ -1,7 +1,7 @@
 """The package's imports flow one way and never in a circle.
 
 Layers, lowest first (a module may import its own layer and the layers below it):
-io (errors, io/, tags, metrics) < decode, nn, linear < models < stages < registry < train, runtime < cli.
+io (errors, version, io/, tags, metrics) < decode, nn, linear < models < stages < registry < train, runtime < cli.
 Every import counts, also one inside a function: a lazy import is still a dependency.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Dict, List, Set
 PACKAGE = Path(__file__).resolve().parent.parent / "nlpipe"
 
 LAYERS: List[List[str]] = [
-    ["nlpipe.errors", "nlpipe.io", "nlpipe.tags", "nlpipe.metrics"],
+    ["nlpipe.errors", "nlpipe.version", "nlpipe.io", "nlpipe.tags", "nlpipe.metrics"],
     ["nlpipe.decode", "nlpipe.nn", "nlpipe.linear"],
     ["nlpipe.models"],
     ["nlpipe.stages"],

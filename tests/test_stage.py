@@ -1,24 +1,5 @@
-"""Model directories: stage checks, including models that serve several stages."""
+"""Stages: filling sentences in chunks (the model-directory checks are in test_model_dir.py)."""
 from __future__ import annotations
-
-import pytest
-
-from nlpipe.errors import ModelError
-from nlpipe.io.model_dir import read_config, write_config
-
-
-def test_model_for_another_stage_is_refused(tmp_path):
-    write_config(tmp_path, {"stage": "ner", "arch": "idcnn.v1"})
-    with pytest.raises(ModelError, match="a model for stage 'ner', not 'pos'"):
-        read_config(tmp_path, "pos")
-
-
-def test_also_stages_lets_one_model_serve_several(tmp_path):
-    write_config(tmp_path, {"stage": "srl", "arch": "lisa.v1", "also_stages": ["predicates"]})
-    assert read_config(tmp_path, "predicates")["arch"] == "lisa.v1"
-    assert read_config(tmp_path, "srl")["stage"] == "srl"
-    with pytest.raises(ModelError):
-        read_config(tmp_path, "parse")
 
 
 def test_fill_in_chunks_fills_each_chunk_before_yielding_it_in_input_order():

@@ -104,7 +104,7 @@ def test_char_ids_buckets_and_glue():
 
 def test_rule_features_mark_rule_token_and_sentence_ends():
     from nlpipe.stages.tokenize import rule_features
-    from nlpipe.models.rules_tokenizer import load_json
+    from nlpipe.io.model_dir import read_json as load_json
 
     rules = MODELS_DIR / "tokenize-rules-ewt"
     words = load_json(rules / "words.json")
@@ -293,7 +293,7 @@ def test_missing_or_corrupt_model_files(tmp_path):
     with pytest.raises(ModelError, match="corrupt segmenter model"):
         load_trained(model, config)
     (model / "weights.npz").write_bytes(b"not a zip")
-    with pytest.raises(ModelError, match="corrupt segmenter model"):
+    with pytest.raises(ModelError, match="corrupt or incompatible model file weights.npz"):
         load_trained(model, config)
     shutil.copy(MODELS_DIR / MODEL / "weights.npz", model / "weights.npz")
     (model / "multiwords.json").unlink()
@@ -306,14 +306,26 @@ def test_missing_or_corrupt_model_files(tmp_path):
         load_trained(model, config)
 
 
-def test_training_writes_a_loadable_model(tmp_path):
+def test_training_writes_a_loadable_model(tmp_path, monkeypatch):
+    import hashlib
+
     fixture = str(FIXTURES / "tok_small.conllu")
     out = tmp_path / "m"
-    main(["train", "tokenize", "--train", fixture, "--dev", fixture, "--out", str(out), "--epochs", "2",
-          "--channels", "8", "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"])
+    args = ["train", "tokenize", "--train", fixture, "--dev", fixture, "--out", str(out), "--epochs", "2",
+            "--channels", "8", "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"]
+    monkeypatch.setattr("sys.argv", ["/somewhere/bin/nlpipe", *args])   # as typed in a shell
+    main(args)
     config = read_config(out, "tokenize")
     assert config["arch"] == "char-segmenter.v1" and config["model"]["dilations"] == [1, 2]
-    assert set(config["training"]["scores"]) == {"dev_tokens_f1", "dev_sentences_f1", "dev_words_f1"}
+    assert config["format"] == 2 and config["language"] == "und"    # no language given
+    training = config["training"]
+    assert set(training["scores"]) == {"dev_tokens_f1", "dev_sentences_f1", "dev_words_f1"}
+    # provenance: the data files by content, the command as typed
+    digest = hashlib.sha256((FIXTURES / "tok_small.conllu").read_bytes()).hexdigest()
+    assert training["data"] == {"train": {"path": fixture, "sha256": digest},
+                                "dev": {"path": fixture, "sha256": digest}}
+    assert training["command"] == "nlpipe " + " ".join(args)
+    assert training["nlpipe_version"] and training["date"].endswith("Z")
     tok = load_stage("tokenize", str(out))
     text = "I don't know. Its cannot be."
     _check_invariants(tok.tokenize_text(text), text)

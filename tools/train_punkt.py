@@ -33,7 +33,8 @@ from nltk.tokenize.punkt import PunktTrainer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file  # noqa: E402
-from nlpipe.io.model_dir import write_config  # noqa: E402
+from nlpipe.io.model_dir import UNDETERMINED, write_config, write_json  # noqa: E402
+from nlpipe.io.provenance import training_block  # noqa: E402
 from nlpipe.models.rules_tokenizer import punkt_to_json  # noqa: E402
 
 # Hand-written English knowledge, used where the training data is too thin (a word seen once):
@@ -145,7 +146,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--train", required=True, help="UD EWT train CoNLL-U")
     ap.add_argument("--out", required=True, help="model directory to write")
     ap.add_argument("--scores", default=None,
-                    help="JSON file of measured scores ({'dev_tokens_f1': 99.5, ...}) to record in config.json")
+                    help="JSON file of measured scores ({'dev_tokens_f1': 99.5, 'test_tokens_f1': 99.4, ...}) "
+                         "to record in config.json")
+    ap.add_argument("--lang", default=UNDETERMINED, help="language code of the training data (e.g. en)")
     args = ap.parse_args(argv)
 
     sentences = list(read_file(args.train))
@@ -159,24 +162,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for fname, obj in (("punkt.json", punkt_to_json(params)), ("words.json", words)):
-        with open(out / fname, "w", encoding="utf-8") as f:
-            json.dump(obj, f, ensure_ascii=False, indent=0, sort_keys=True)
-            f.write("\n")
+        write_json(out / fname, obj, indent=0, sort_keys=True)
     scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+    dev = {k[4:]: v for k, v in scores.items() if k.startswith("dev_")}
+    test = {k[5:]: v for k, v in scores.items() if k.startswith("test_")}
     write_config(out, {
         "stage": "tokenize",
         "arch": "punkt-treebank.v1",
+        "language": args.lang,
         "model": {"punkt": "punkt.json", "words": "words.json"},
-        "training": {
-            "data": {"train": Path(args.train).name,
-                     "corpus": "UD English EWT 2.16 (CC BY-SA 4.0)",
-                     "sentences": len(sentences)},
-            "command": "python tools/train_punkt.py --train en_ewt-ud-train.conllu --out " + out.name,
-            "evaluation": "EWT dev/test raw text (# text lines; a paragraph's sentences joined by one space, "
-                          "a blank line at # newpar/# newdoc) tokenized, then scored with "
-                          "nlpipe eval tokenize --pred (conll18_ud_eval alignment)",
-            "scores": scores,
-        },
+        "training": training_block(
+            {"train": args.train}, dev, test, sentences=len(sentences),
+            evaluation="raw text (# text lines; a paragraph's sentences joined by one space, a blank line at "
+                       "# newpar/# newdoc) tokenized, then scored with nlpipe eval tokenize --pred "
+                       "(conll18_ud_eval alignment)"),
     })
     print(f"{out}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} "
           f"hyphen prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt "

@@ -300,8 +300,9 @@ def models(as_json: bool) -> None:
             "name": path.name,
             "stage": config["stage"],
             "arch": config["arch"],
+            "language": config["language"],
             "default": path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
-            "scores": config.get("training", {}).get("scores", {}),
+            "scores": (config.get("training") or {}).get("scores", {}),
         })
     if as_json:
         click.echo(json.dumps(rows))
@@ -309,7 +310,7 @@ def models(as_json: bool) -> None:
     for r in rows:
         scores = ", ".join(f"{k} {v}" for k, v in r["scores"].items()) or "-"
         mark = "*" if r["default"] else " "
-        click.echo(f"{mark} {r['name']:<24} {r['stage']:<11} {r['arch']:<20} {scores}")
+        click.echo(f"{mark} {r['name']:<24} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,42 +1,243 @@
-"""The model-directory format: ``config.json`` (``stage``, ``arch``, ``format``, label sets,
-hyper-parameters, a ``training`` block) beside weight files in plain formats."""
+"""The model-directory format: the one writer and the one reader of ``config.json`` and of the
+weight files beside it.
+
+``config.json`` (format 2)::
+
+    stage        the stage the model serves ("pos", "parse", ...); "also_stages": further ones
+    arch         the versioned architecture, a key of nlpipe.registry.ARCHS ("biaffine.v1")
+    format       2
+    language     code of the training data's language ("en"; "und" when not given)
+    labels       the label set, where the model keeps it in the config
+    model        hyper-parameters: what a loader reads besides the weight files
+    training     provenance, built by nlpipe.io.provenance.training_block:
+                   data            {role: {"path", "sha256"[, "note"]}}, roles "train", "dev", "test"
+                   command         the training command as typed ("nlpipe train pos ...")
+                   nlpipe_version  the version that trained it
+                   date            UTC, ISO 8601
+                   scores          {"dev_<metric>": .., "test_<metric>": ..} (test when measured)
+                 plus the trainer's own settings (seed, epochs, options, history, notes)
+
+Format-1 directories (before the redesign of issue 23) are read too: :func:`read_config` upgrades
+their config in memory (language "und", their training notes kept, data without sha256).
+
+Weight files are plain: JSON, ``.npz`` (read with ``allow_pickle=False``), torch tensors (read with
+``weights_only=True``), one word a line. Reading never runs code from a file. Writes go to a
+temporary file renamed into place, so an interrupted save leaves the previous file whole. Any
+failure to read becomes one :class:`~nlpipe.errors.ModelError` naming the file.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pickle
+import re
+import tempfile
+import warnings
+import zipfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from nlpipe.errors import ModelError
 
-MODEL_FORMAT = 1
+MODEL_FORMAT = 2
+READS_FORMATS = (1, 2)
+CONFIG = "config.json"
+UNDETERMINED = "und"     # ISO 639-2 "undetermined": a model trained without --lang
+TRAINING_KEYS = ("data", "command", "nlpipe_version", "date", "scores")
+DATA_ROLES = ("train", "dev", "test")
 
+
+# ---------------------------------------------------------------------------------------------
+# config.json
 
 def read_config(model_dir: Path, stage: Optional[str] = None) -> Dict[str, Any]:
-    """Read and check ``config.json`` of a model directory."""
-    path = Path(model_dir) / "config.json"
+    """Read and check ``config.json`` of a model directory (a format-1 one upgraded in memory);
+    with ``stage``, refuse a model for another stage."""
+    path = Path(model_dir) / CONFIG
     if not path.is_file():
-        raise ModelError(f"{model_dir}: not a model directory (no config.json)")
+        raise ModelError(f"{model_dir}: not a model directory (no {CONFIG})")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise ModelError(f"{path}: corrupt model configuration ({e})") from None
-    if not isinstance(config, dict) or "stage" not in config or "arch" not in config:
+    if not isinstance(config, dict) or not isinstance(config.get("stage"), str) \
+            or not isinstance(config.get("arch"), str):
         raise ModelError(f"{path}: not an nlpipe model configuration (no 'stage'/'arch')")
     fmt = config.get("format")
-    if fmt != MODEL_FORMAT:
-        raise ModelError(f"{path}: model format {fmt!r}, this nlpipe reads format {MODEL_FORMAT}; "
-                         f"retrain or use a matching nlpipe version")
+    if fmt not in READS_FORMATS:
+        newer = isinstance(fmt, int) and fmt > MODEL_FORMAT
+        raise ModelError(f"{path}: model format {fmt!r}, this nlpipe reads formats "
+                         f"{', '.join(map(str, READS_FORMATS))}; "
+                         + ("install a newer nlpipe" if newer else "retrain the model with this nlpipe"))
+    if fmt == 1:
+        config = upgrade_format_1(config)
+    if not isinstance(config.get("language"), str) or not config["language"]:
+        raise ModelError(f"{path}: no 'language' (a language code such as \"en\", or \"{UNDETERMINED}\")")
     # A model may serve further stages (LISA predicts predicates and roles): config "also_stages".
     if stage is not None and config["stage"] != stage and stage not in config.get("also_stages", []):
         raise ModelError(f"{model_dir}: a model for stage '{config['stage']}', not '{stage}'")
     return config
 
 
-def write_config(model_dir: Path, config: Dict[str, Any]) -> None:
-    """Write ``config.json`` (adds the format version)."""
+def write_config(model_dir: Path, config: Mapping[str, Any]) -> Dict[str, Any]:
+    """Check ``config`` against the format, add the format version and write ``config.json``
+    (creating the directory); returns what was written. A missing key is a ValueError: a bug of
+    the trainer, not the user's."""
+    missing = [k for k in ("stage", "arch", "language", "training") if not config.get(k)]
+    training = config.get("training")
+    if isinstance(training, dict):
+        missing += [f"training.{k}" for k in TRAINING_KEYS if k not in training]
+    if missing:
+        raise ValueError(f"model configuration lacks {', '.join(missing)}")
+    head = {"stage": config["stage"], "arch": config["arch"], "format": MODEL_FORMAT, "language": config["language"]}
+    out = {**head, **{k: v for k, v in config.items() if k not in head and k != "training"}, "training": training}
     os.makedirs(model_dir, exist_ok=True)
-    config = dict(config, format=MODEL_FORMAT)
-    with open(Path(model_dir) / "config.json", "w", encoding="utf-8") as f:
-        json.dump(config, f, indent=1, ensure_ascii=False, sort_keys=False)
-        f.write("\n")
+    write_json(Path(model_dir) / CONFIG, out, indent=1)
+    return out
+
+
+def upgrade_format_1(config: Mapping[str, Any]) -> Dict[str, Any]:
+    """A format-1 config in format 2: language "und", the training notes kept, the data files
+    (format 1 named them under "train"/"dev"/"test" or "data") without sha256, the last of
+    several "commands" as the command; unknown nlpipe version and date (None)."""
+    out = {k: v for k, v in config.items() if k != "training"}
+    out["format"] = MODEL_FORMAT
+    out.setdefault("language", UNDETERMINED)
+    old = dict(config.get("training") or {})
+    data: Dict[str, Any] = {}
+    files = old.pop("data") if isinstance(old.get("data"), dict) else {}
+    for role in DATA_ROLES:
+        name = files.pop(role, None) or old.pop(role, None)
+        if isinstance(name, str):
+            data[role] = {"path": name, "sha256": None}
+    if isinstance(old.get("data"), str):        # a description of the corpus, not a file
+        old["corpus"] = old.pop("data")
+    old.update({k: v for k, v in files.items() if k not in old})
+    commands = old.get("commands")
+    command = old.pop("command", None) or (commands[-1] if isinstance(commands, list) and commands else None)
+    out["training"] = {"data": data, "command": command, "nlpipe_version": old.pop("nlpipe_version", None),
+                       "date": old.pop("date", None), "scores": old.pop("scores", None) or {}, **old}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# weight files
+
+@contextlib.contextmanager
+def model_errors(model_dir: Path, what: str) -> Iterator[None]:
+    """Turn a missing file or unreadable content inside the block into a ModelError about ``what``
+    (the damaged or incompatible model in ``model_dir``). A library's own advice (such as loading
+    the file unsafely) is never quoted: only the first sentence of its message."""
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None
+    except pickle.UnpicklingError as e:  # what torch's weights_only loader refuses
+        if "GLOBAL" in str(e):
+            raise ModelError(f"{model_dir}: the {what} holds objects that nlpipe does not load "
+                             "(only plain tensors)") from None
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} (not a file of plain tensors)") from None
+    except (OSError, ValueError, KeyError, IndexError, RuntimeError, TypeError, AttributeError, EOFError,
+            UnicodeDecodeError, zipfile.BadZipFile) as e:
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({type(e).__name__}: "
+                         f"{first_sentence(str(e))})") from None
+
+
+def first_sentence(message: str, limit: int = 200) -> str:
+    """The first sentence (or line) of a library's error message, at most ``limit`` characters."""
+    head = re.split(r"(?<=[.!?])\s|\n", message.strip(), maxsplit=1)[0].rstrip(".")
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _read(path: Path, read: Callable[[Path], Any]) -> Any:
+    with model_errors(Path(path).parent, f"model file {Path(path).name}"):
+        return read(Path(path))
+
+
+def _replace(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write ``path`` through a temporary file in its directory renamed into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``."""
+    return _read(path, lambda p: json.loads(p.read_text(encoding="utf-8")))
+
+
+def write_json(path: Path, value: Any, indent: Optional[int] = None, sort_keys: bool = False) -> None:
+    """Write ``value`` as UTF-8 JSON (compact unless ``indent``), ending in a newline."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys,
+                      separators=None if indent is not None else (",", ":"))
+    _replace(path, lambda f: f.write((text + "\n").encode("utf-8")))
+
+
+def read_lines(path: Path) -> List[str]:
+    """The lines of a one-entry-a-line UTF-8 file."""
+    text = _read(path, lambda p: p.read_text(encoding="utf-8"))
+    items = text.split("\n")
+    if items and items[-1] == "":
+        items.pop()
+    return items
+
+
+def write_lines(path: Path, items: Sequence[str]) -> None:
+    """Write one entry a line (entries must not hold a newline)."""
+    if any("\n" in s for s in items):
+        raise ValueError(f"{path}: an entry holds a newline")
+    _replace(path, lambda f: f.write("".join(s + "\n" for s in items).encode("utf-8")))
+
+
+def read_arrays(path: Path) -> Dict[str, Any]:
+    """The numpy arrays of an ``.npz`` file, read without unpickling (object arrays are refused)."""
+    import numpy as np
+
+    def read(p: Path) -> Dict[str, Any]:
+        with np.load(p, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+    return _read(path, read)
+
+
+def write_arrays(path: Path, arrays: Mapping[str, Any], compress: bool = False) -> None:
+    """Write numpy arrays as an ``.npz`` file (zip-compressed with ``compress``)."""
+    import numpy as np
+
+    save = np.savez_compressed if compress else np.savez
+    _replace(path, lambda f: save(f, **arrays))
+
+
+def read_tensors(path: Path) -> Dict[str, Any]:
+    """The torch tensors of a file written by :func:`write_tensors` (``weights_only=True``)."""
+    import torch
+
+    def read(p: Path) -> Dict[str, Any]:
+        with warnings.catch_warnings():  # torch warns about the pickle protocol of files it then refuses
+            warnings.simplefilter("ignore")
+            return torch.load(p, map_location="cpu", weights_only=True)
+
+    return _read(path, read)
+
+
+def write_tensors(path: Path, tensors: Mapping[str, Any]) -> None:
+    """Write a flat dict of torch tensors."""
+    import torch
+
+    _replace(path, lambda f: torch.save(dict(tensors), f))

@@ -13,6 +13,8 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
+from nlpipe.io.model_dir import read_arrays, write_arrays
+
 SIZES = (64, 256, 1024)
 CLUSTERS_FILE = "clusters.npz"
 
@@ -45,13 +47,14 @@ class Clusters:
 
     def save(self, path: Path) -> None:
         blob = "\n".join(self.words).encode("utf-8")
-        np.savez(path, words=np.frombuffer(blob, dtype=np.uint8), ids=self.ids)
+        write_arrays(path, {"words": np.frombuffer(blob, dtype=np.uint8), "ids": self.ids})
 
     @classmethod
     def load(cls, path: Path) -> "Clusters":
-        """Read a table written by :meth:`save` (ValueError/KeyError/OSError on damage)."""
-        with np.load(path, allow_pickle=False) as z:
-            blob, ids = z["words"], z["ids"]
+        """Read a table written by :meth:`save` (ModelError for an unreadable file, ValueError or
+        KeyError for wrong content)."""
+        z = read_arrays(path)
+        blob, ids = z["words"], z["ids"]
         if blob.dtype != np.uint8 or ids.dtype != np.uint16:
             raise ValueError("cluster table has wrong types")
         words = blob.tobytes().decode("utf-8").split("\n") if len(blob) else []

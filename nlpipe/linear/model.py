@@ -7,14 +7,12 @@ array (rare in training or unseen). Templates are stored in the model's evaluati
 """
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlpipe.errors import ModelError
+from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.attributes import PAD, Attributes
 from nlpipe.linear.clusters import CLUSTERS_FILE, Clusters
 from nlpipe.linear.storage import compact_tables, load_tables, save_tables
@@ -123,10 +121,8 @@ class TemplatedModel:
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         save_tables(model_dir / WEIGHTS_FILE, self.keys, self.weights, self.num_labels)
-        vocab = {"labels": self.labels, "templates": self.template_names,
-                 "attributes": self.attributes.to_json()}
-        with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
-            json.dump(vocab, f, ensure_ascii=False, separators=(",", ":"))
+        write_json(model_dir / VOCAB_FILE, {"labels": self.labels, "templates": self.template_names,
+                                            "attributes": self.attributes.to_json()})
         if self.attributes.clusters is not None and with_clusters:
             self.attributes.clusters.save(model_dir / CLUSTERS_FILE)
         elif (model_dir / CLUSTERS_FILE).exists():
@@ -140,9 +136,8 @@ class TemplatedModel:
         shared when this model's are the same (one vocabulary in memory, one word-type cache);
         any damage raises :class:`ModelError`."""
         model_dir = Path(model_dir)
-        try:
-            with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
-                vocab = json.load(f)
+        vocab = read_json(model_dir / VOCAB_FILE)
+        with model_errors(model_dir, "tagger model"):
             labels, names = vocab["labels"], vocab["templates"]
             if (model_dir / CLUSTERS_FILE).exists():
                 clusters = Clusters.load(model_dir / CLUSTERS_FILE)
@@ -151,8 +146,3 @@ class TemplatedModel:
                 attributes = Attributes.from_json(vocab["attributes"], clusters)
             keys, weights = load_tables(model_dir / WEIGHTS_FILE, len(names), len(labels))
             return cls(labels, attributes, names, keys, weights)
-        except FileNotFoundError as e:
-            raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None
-        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as e:
-            raise ModelError(f"{model_dir}: damaged or incompatible tagger model ({type(e).__name__}: {e})") \
-                from None

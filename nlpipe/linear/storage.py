@@ -12,6 +12,8 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from nlpipe.io.model_dir import read_arrays, write_arrays
+
 
 def compact_tables(keys: List[np.ndarray], weights: List[np.ndarray], threshold: float = 1e-3) -> None:
     """In place: round weights to float16, zero those below ``threshold`` and drop all-zero rows."""
@@ -34,22 +36,23 @@ def save_tables(path: Path, keys: Sequence[np.ndarray], weights: Sequence[np.nda
         counts.append(np.bincount(r, minlength=len(w)).astype(count_type))
         cols.append(c.astype(col_type))
         vals.append(w[r, c].astype(np.float16))
-    np.savez(path,
-             keys=np.concatenate(keys).astype(np.int64) if len(keys) else np.zeros(0, np.int64),
-             key_offsets=np.cumsum([0] + [len(k) for k in keys]).astype(np.int64),
-             row_counts=np.concatenate(counts) if counts else np.zeros(0, count_type),
-             col=np.concatenate(cols) if cols else np.zeros(0, col_type),
-             val=np.concatenate(vals) if vals else np.zeros(0, np.float16))
+    write_arrays(path, {
+        "keys": np.concatenate(keys).astype(np.int64) if len(keys) else np.zeros(0, np.int64),
+        "key_offsets": np.cumsum([0] + [len(k) for k in keys]).astype(np.int64),
+        "row_counts": np.concatenate(counts) if counts else np.zeros(0, count_type),
+        "col": np.concatenate(cols) if cols else np.zeros(0, col_type),
+        "val": np.concatenate(vals) if vals else np.zeros(0, np.float16)})
 
 
 def load_block(path: Path, num_templates: int, num_labels: int) -> Tuple[List[np.ndarray], np.ndarray, np.ndarray]:
     """Read tables written by :func:`save_tables` as (keys per template, one weight block with all
-    templates' rows stacked, first block row of each template). Raise ValueError (or OSError,
-    KeyError) when the arrays do not fit together or with ``num_templates`` and ``num_labels``."""
+    templates' rows stacked, first block row of each template). A file that cannot be read is a
+    ModelError; ValueError (or KeyError) when the arrays do not fit together or with
+    ``num_templates`` and ``num_labels``."""
     L, k = num_labels, num_templates
-    with np.load(path, allow_pickle=False) as z:
-        all_keys, koff = z["keys"], z["key_offsets"]
-        counts, col, val = z["row_counts"], z["col"], z["val"]
+    z = read_arrays(path)
+    all_keys, koff = z["keys"], z["key_offsets"]
+    counts, col, val = z["row_counts"], z["col"], z["val"]
     nrows = np.diff(koff) + 1
     if all_keys.dtype != np.int64 or koff.shape != (k + 1,) or koff[0] != 0 \
             or koff[-1] != len(all_keys) or np.any(nrows < 1) or len(counts) != nrows.sum() \

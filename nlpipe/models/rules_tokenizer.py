@@ -18,9 +18,7 @@ Every non-whitespace character of the input ends up in exactly one token, in ord
 """
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
@@ -220,9 +218,3 @@ def punkt_to_json(params: PunktParameters) -> Dict[str, list]:
         "sent_starters": sorted(params.sent_starters),
         "ortho_context": {k: v for k, v in sorted(params.ortho_context.items())},
     }
-
-
-def load_json(path: Path) -> dict:
-    """Read one JSON parameter file of a tokenizer model."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)

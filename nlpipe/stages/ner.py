@@ -19,6 +19,7 @@ from nlpipe.io.misc import misc_set, set_ne_tags
 from nlpipe.decode import chain
 from nlpipe.tags import repair
 from nlpipe.errors import ModelError
+from nlpipe.io.model_dir import read_arrays, read_lines
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
 
@@ -27,28 +28,9 @@ WORDS = "words.txt"
 AFFIXES = "affixes.txt"
 
 
-def _load_arrays(model_dir: Path) -> Dict[str, np.ndarray]:
-    path = Path(model_dir) / WEIGHTS
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise ModelError(f"{model_dir}: model has no {WEIGHTS}") from None
-    except Exception as e:  # truncated zip, bad header, ...
-        raise ModelError(f"{path}: corrupt weights ({type(e).__name__}: {e})") from None
-
-
 def _load_list(model_dir: Path, name: str) -> List[str]:
     """Entries of a one-per-line model file, without the ``<pad>`` and ``<unk>`` it lists first."""
-    path = Path(model_dir) / name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"{model_dir}: model has no {name}") from None
-    items = text.split("\n")
-    if items and items[-1] == "":
-        items.pop()
-    return items[2:]
+    return read_lines(Path(model_dir) / name)[2:]
 
 
 def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
@@ -96,7 +78,7 @@ class NERStage:
         self.chunk_sentences, self.batch_tokens = chunk_sentences, batch_tokens
         self.vocab = Vocab(_load_list(model_dir, WORDS))
         self.affixes = AffixVocab(_load_list(model_dir, AFFIXES)) if hp.get("affix_dim") else None
-        arrays = _load_arrays(model_dir)
+        arrays = read_arrays(Path(model_dir) / WEIGHTS)
         self.crf = None
         if hp.get("crf"):
             try:

@@ -13,7 +13,6 @@ import inspect
 import json
 import math
 import random
-import shlex
 import sys
 import time
 from collections import Counter
@@ -28,7 +27,8 @@ from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, mis
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.weights import WeightAverage, read_model_dir, save_model_dir
-from nlpipe.io.model_dir import read_config, write_config
+from nlpipe.io.model_dir import UNDETERMINED, read_config, write_config
+from nlpipe.io.provenance import training_block
 from nlpipe.stages.base import fill_in_chunks
 
 ARCH = "biaffine.v1"
@@ -157,9 +157,10 @@ class BiaffineModel:
         return out
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
-    def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
-        save_model_dir(out_dir, self.vocab, self.net, {"stage": "parse", "arch": ARCH, "model": self.hyper,
-                                                       "labels": self.rels, "training": training})
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
+        save_model_dir(out_dir, self.vocab, self.net, {"stage": "parse", "arch": ARCH, "language": lang,
+                                                       "model": self.hyper, "labels": self.rels,
+                                                       "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
@@ -341,11 +342,12 @@ def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = 
 
 def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any, pos_source: str,
                      clusters_path: Optional[str] = None, run_margin: Optional[float] = None,
-                     run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr) -> Dict[str, Any]:
+                     run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr,
+                     lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train and save a transition parser; ``clusters_path`` is a word-cluster table
     (``clusters.npz`` as the POS tagger saves it; the model keeps a copy); ``run_margin`` and
-    ``run_checkpoints`` become the model's default margin inference (None: every template).
-    Returns the summary."""
+    ``run_checkpoints`` become the model's default margin inference (None: every template);
+    ``lang`` the training data's language code. Returns the summary."""
     from nlpipe.linear.margin import checkpoint_schedule
     from nlpipe.linear.clusters import Clusters
     from nlpipe.train.transition import train_parser
@@ -378,18 +380,15 @@ def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any,
     model.save(Path(out_dir))
     best = summary["best"]
     write_config(Path(out_dir), {
-        "stage": "parse", "arch": TRANSITION_ARCH,
+        "stage": "parse", "arch": TRANSITION_ARCH, "language": lang,
         "model": {"system": "arc-standard+swap", "margin": run_margin, "checkpoints": run_checkpoints,
                   "templates": len(model.templates), "parameters": summary["parameters"]},
         "labels": model.labels,
-        "training": {"command": shlex.join(["nlpipe", *sys.argv[1:]])       # as typed, when run by the CLI
-                     if Path(sys.argv[0]).name in ("nlpipe", "cli.py") else None,
-                     "train": train_path, "dev": dev_path, "pos": pos_source, "minutes": minutes,
-                     "options": summary["options"], "configurations": summary["configurations"],
-                     "clusters": clusters_path,
-                     "best_epoch": best.get("epoch"),
-                     "scores": {"dev_uas": best.get("uas"), "dev_las": best.get("las")},
-                     "history": summary["history"]}})
+        "training": training_block({"train": train_path, "dev": dev_path, "clusters": clusters_path},
+                                   {"uas": best.get("uas"), "las": best.get("las")},
+                                   pos=pos_source, minutes=minutes, options=summary["options"],
+                                   configurations=summary["configurations"], best_epoch=best.get("epoch"),
+                                   history=summary["history"])})
     return dict(summary, minutes=minutes, model=out_dir)
 
 
@@ -457,13 +456,14 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
           device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
           glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, init: Optional[str] = None,
-          ema: float = 0.999, log: IO[str] = sys.stderr) -> Dict[str, Any]:
+          ema: float = 0.999, log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
     ``glove`` gives ``(words, vectors)`` directly; by default they come from :func:`load_glove`.
     ``init`` continues training an existing model (its vocabularies and hyper-parameters), e.g. on
     jack-knifed POS tags after training on gold ones. With ``ema`` in (0, 1) the weights evaluated on
     dev and saved are an exponential moving average of the trained ones (decay ``ema`` per batch).
+    ``lang`` is the training data's language code, recorded in the model.
     """
     import torch
 
@@ -518,10 +518,10 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
             minutes = (time.time() - start) / 60
             if scores["las"] > best["las"]:
                 best = dict(scores, epoch=epoch)
-                model.save(out, {"train": train_path, "dev": dev_path, "seed": seed, "epochs_run": epoch,
-                                 "init": init, "pos": pos_source, "minutes": round(minutes, 1), "ema": ema or None,
-                                 "scores": {"dev_uas": scores["uas"], "dev_las": scores["las"]},
-                                 "best_epoch": epoch})
+                model.save(out, training_block({"train": train_path, "dev": dev_path},
+                                               {"uas": scores["uas"], "las": scores["las"]}, seed=seed,
+                                               epochs_run=epoch, init=init, pos=pos_source,
+                                               minutes=round(minutes, 1), ema=ema or None, best_epoch=epoch), lang)
         history.append(dict(scores, epoch=epoch, loss=total / len(batches)))
         log.write(f"epoch {epoch:3d}  loss {total / len(batches):.4f}  dev UAS {scores['uas']:.2f} "
                   f"LAS {scores['las']:.2f}  ({time.time() - t0:.0f}s, {minutes:.1f} min)\n")

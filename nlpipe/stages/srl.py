@@ -214,9 +214,10 @@ class LisaModel:
         return results
 
     # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
-    def save(self, out_dir: Path, training: Dict[str, Any]) -> None:
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
         save_model_dir(out_dir, self.vocab, self.net, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
-                                                       "model": self.hyper, "labels": self.roles, "training": training})
+                                                       "language": lang, "model": self.hyper, "labels": self.roles,
+                                                       "training": training})
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":

@@ -25,7 +25,8 @@ import numpy as np
 from nlpipe.io.conllu import Sentence
 from nlpipe.io.inputs import content_lines
 from nlpipe.errors import ModelError
-from nlpipe.models.rules_tokenizer import SentenceSplitter, Token, WordTokenizer, load_json
+from nlpipe.io.model_dir import read_arrays, read_json
+from nlpipe.models.rules_tokenizer import SentenceSplitter, Token, WordTokenizer
 
 # Line-break characters other tools may split lines on; they must not appear in a `# text` comment.
 _LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
@@ -142,13 +143,11 @@ def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None)
 def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleTokenizer:
     """Load a ``punkt-treebank.v1`` model: Punkt parameters and word rules as JSON files."""
     files = config.get("model", {})
+    punkt = read_json(Path(model_dir) / files.get("punkt", "punkt.json"))
+    words = read_json(Path(model_dir) / files.get("words", "words.json"))
     try:
-        punkt = load_json(Path(model_dir) / files.get("punkt", "punkt.json"))
-        words = load_json(Path(model_dir) / files.get("words", "words.json"))
         splitter = SentenceSplitter(punkt, words.get("sentence_closers", []))
         tokenizer = word_tokenizer(words)
-    except FileNotFoundError as e:
-        raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ModelError(f"{model_dir}: corrupt tokenizer parameters ({type(e).__name__}: {e})") from None
     return RuleTokenizer(splitter, tokenizer)
@@ -301,31 +300,27 @@ class TrainedTokenizer(Tokenizer):
 
 def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> TrainedTokenizer:
     """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
-    import zipfile
-
     from nlpipe.models.segmenter import CharVocab, MultiwordExpander
     from nlpipe.models.segmenter_numpy import SegmenterInference
 
     model_dir = Path(model_dir)
     hyper = config.get("model", {})
+    params = read_arrays(model_dir / WEIGHTS)
+    multiwords = read_json(model_dir / MULTIWORDS)
+    punkt = read_json(model_dir / hyper["punkt"]) if hyper.get("rules") and hyper.get("punkt") else None
+    rule_params = read_json(model_dir / hyper["rules"]) if hyper.get("rules") else None
     try:
-        with np.load(model_dir / WEIGHTS, allow_pickle=False) as z:
-            params = {k: z[k] for k in z.files}
-        vocab = CharVocab(load_json(model_dir / CHARS))
-        multiwords = load_json(model_dir / MULTIWORDS)
+        vocab = CharVocab(read_json(model_dir / CHARS))
         net = SegmenterInference(params, hyper["dilations"])
         if net.emb.shape[0] != len(vocab):
             raise ValueError(f"{net.emb.shape[0]} character embeddings for {len(vocab)} characters")
         threshold = float(hyper.get("threshold", 0.0))
         rules = None
-        if hyper.get("rules"):
-            punkt = load_json(model_dir / hyper["punkt"]) if hyper.get("punkt") else None
-            rules = rule_features(load_json(model_dir / hyper["rules"]), punkt)
+        if rule_params is not None:
+            rules = rule_features(rule_params, punkt)
         if (0 if rules is None else rules.n_values) != (0 if net.rule is None else net.rule.shape[0]):
             raise ValueError("the rule feature's weights and parameters do not go together")
-    except FileNotFoundError as e:
-        raise ModelError(f"{model_dir}: missing model file {os.path.basename(e.filename)}") from None
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, zipfile.BadZipFile) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
     return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords), rules, threshold)
 

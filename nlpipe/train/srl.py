@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import copy
 import random
-import shlex
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -20,6 +18,8 @@ import torch
 
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.errors import NlpipeError
+from nlpipe.io.model_dir import UNDETERMINED
+from nlpipe.io.provenance import training_block
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
 from nlpipe.tags import label_order
 from nlpipe.train.optim import adam
@@ -89,8 +89,9 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
           batch_tokens: int = 1500, glove_words: Optional[str] = None, glove_vectors: Optional[str] = None,
           glove_top: int = 40000, seed: int = 1, threads: int = 1, init: Optional[str] = None,
-          init_steps: int = 0) -> Dict[str, Any]:
+          init_steps: int = 0, lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
+    ``lang``: the training data's language code, recorded in the model.
 
     ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
@@ -170,7 +171,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
             best_state = copy.deepcopy(model.net.state_dict())
             stale = 0
             model.save(Path(out), _training(train_path, dev_path, hp, best, lr, warmup, batch_tokens, seed,
-                                            glove_top, init, init_steps + step))
+                                            glove_top, init, init_steps + step), lang)
         else:
             stale += 1
         if stale >= patience or elapsed > max_minutes * 60:
@@ -184,13 +185,10 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
 def _training(train_path: str, dev_path: str, hp: Dict[str, Any], best: Dict[str, Any], lr: float, warmup: int,
               batch_tokens: int, seed: int, glove_top: int, init: Optional[str] = None,
               steps: int = 0) -> Dict[str, Any]:
-    args = sys.argv[1:]
-    if args[:2] == ["-m", "nlpipe.cli"]:
-        args = args[2:]
-    return {"train": train_path, "dev": dev_path, "epochs": best["epoch"], "seconds": best["seconds"],
-            "lr": lr, "warmup": warmup, "batch_tokens": batch_tokens, "seed": seed,
-            "glove": f"glove.6B.50d: training words + {glove_top} most frequent",
-            "syntax": hp["syntax"], "command": shlex.join(["nlpipe"] + args), "steps": steps,
-            "continued_from": init,
-            "scores": {"dev_srl_f1_gold_predicates": round(best["f1"], 2),
-                       "dev_predicates_f1": round(best["predicates_f1"], 2)}}
+    return training_block({"train": train_path, "dev": dev_path},
+                          {"srl_f1_gold_predicates": round(best["f1"], 2),
+                           "predicates_f1": round(best["predicates_f1"], 2)},
+                          epochs=best["epoch"], seconds=best["seconds"], lr=lr, warmup=warmup,
+                          batch_tokens=batch_tokens, seed=seed,
+                          glove=f"glove.6B.50d: training words + {glove_top} most frequent",
+                          syntax=hp["syntax"], steps=steps, continued_from=init)

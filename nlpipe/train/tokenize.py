@@ -12,11 +12,10 @@ by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence thres
 from __future__ import annotations
 
 import io
-import json
-import os
 import random
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -25,6 +24,8 @@ from torch import nn
 
 from nlpipe.io.conllu import read_file
 from nlpipe.errors import NlpipeError
+from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_config, write_json
+from nlpipe.io.provenance import training_block
 from nlpipe.train.optim import adam
 from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
     labelled_paragraphs, learn_multiwords
@@ -111,15 +112,14 @@ def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[s
         return None, None
     from nlpipe.io.model_dir import read_config
     from nlpipe.registry import resolve_model
-    from nlpipe.models.rules_tokenizer import load_json
 
     model_dir = resolve_model("tokenize", rules)
     config = read_config(model_dir, "tokenize")
     if config["arch"] != "punkt-treebank.v1":
         raise NlpipeError(f"--rules {rules}: not a rule tokenizer model (arch {config['arch']})")
     files = config.get("model", {})
-    words = load_json(model_dir / files.get("words", "words.json"))
-    punkt = load_json(model_dir / files.get("punkt", "punkt.json")) if sentences else None
+    words = read_json(model_dir / files.get("words", "words.json"))
+    punkt = read_json(model_dir / files.get("punkt", "punkt.json")) if sentences else None
     return words, punkt
 
 
@@ -148,10 +148,11 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
           dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "tokenize-rules-ewt",
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
-          log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Dict[str, Any]:
-    """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``."""
+          log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+          lang: str = UNDETERMINED) -> Dict[str, Any]:
+    """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``;
+    ``lang`` is the training data's language code, recorded in the model."""
     from nlpipe.runtime.evaluate import raw_text
-    from nlpipe.io.model_dir import write_config
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
@@ -237,39 +238,32 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
         f"sentences {dev['sentences_f1']:.2f}  words {dev['words_f1']:.2f}")
 
-    os.makedirs(out, exist_ok=True)
     from nlpipe.stages.tokenize import CHARS, MULTIWORDS, PUNKT, RULES, WEIGHTS
 
-    np.savez_compressed(os.path.join(out, WEIGHTS), **params)
-    with open(os.path.join(out, CHARS), "w", encoding="utf-8") as f:
-        json.dump(vocab.chars, f, ensure_ascii=False)
-    with open(os.path.join(out, MULTIWORDS), "w", encoding="utf-8") as f:
-        json.dump(multiwords, f, ensure_ascii=False, indent=0)
+    write_arrays(Path(out) / WEIGHTS, params, compress=True)
+    write_json(Path(out) / CHARS, vocab.chars)
+    write_json(Path(out) / MULTIWORDS, multiwords, indent=0)
     if rule_params is not None:
-        with open(os.path.join(out, RULES), "w", encoding="utf-8") as f:
-            json.dump(rule_params, f, ensure_ascii=False, indent=0)
+        write_json(Path(out) / RULES, rule_params, indent=0)
     if punkt_params is not None:
-        with open(os.path.join(out, PUNKT), "w", encoding="utf-8") as f:
-            json.dump(punkt_params, f, ensure_ascii=False)
+        write_json(Path(out) / PUNKT, punkt_params)
     result = {"dev": dev, "best_epoch": best_epoch, "threshold": threshold, "history": history,
               "minutes": (time.time() - t_start) / 60}
     write_config(out, {
         "stage": "tokenize",
         "arch": "char-segmenter.v1",
+        "language": lang,
         "model": {"emb": emb, "channels": channels, "dilations": dil, "threshold": threshold,
                   "weights": WEIGHTS, "chars": CHARS, "multiwords": MULTIWORDS,
                   "rules": RULES if rule_params is not None else None,
                   "punkt": PUNKT if punkt_params is not None else None},
-        "training": {
-            "data": {"train": os.path.basename(train_path), "dev": os.path.basename(dev_path)},
-            "hyper": {"epochs": epochs, "length": length, "batch": batch, "lr": lr, "dropout": dropout,
-                      "join": join, "min_char": min_char, "seed": seed, "rules": rules,
-                      "rule_sentences": rule_sentences,
-                      "ema_decay": ema_decay},
-            "best_epoch": best_epoch,
-            "minutes": round(result["minutes"], 1),
-            "scores": {"dev_tokens_f1": round(dev["tokens_f1"], 2), "dev_sentences_f1": round(dev["sentences_f1"], 2),
-                       "dev_words_f1": round(dev["words_f1"], 2)},
-        },
+        "training": training_block(
+            {"train": train_path, "dev": dev_path},
+            {"tokens_f1": round(dev["tokens_f1"], 2), "sentences_f1": round(dev["sentences_f1"], 2),
+             "words_f1": round(dev["words_f1"], 2)},
+            hyper={"epochs": epochs, "length": length, "batch": batch, "lr": lr, "dropout": dropout,
+                   "join": join, "min_char": min_char, "seed": seed, "rules": rules,
+                   "rule_sentences": rule_sentences, "ema_decay": ema_decay},
+            best_epoch=best_epoch, minutes=round(result["minutes"], 1)),
     })
     return result

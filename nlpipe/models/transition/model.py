@@ -10,14 +10,12 @@ every other by the margin (:func:`nlpipe.linear.margin.margin_stops`).
 """
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlpipe.errors import ModelError
+from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.clusters import CLUSTERS_FILE, SIZES, Clusters
 from nlpipe.linear.margin import margin_stops
@@ -205,10 +203,9 @@ class TransitionModel:
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         save_tables(model_dir / WEIGHTS_FILE, self.keys, self.weights, self.num_actions)
-        vocab = {"words": self.words, "upos": self.upos, "xpos": self.xpos, "labels": self.labels,
-                 "templates": self.template_names, "cluster_level": self.cluster_level}
-        with open(model_dir / VOCAB_FILE, "w", encoding="utf-8") as f:
-            json.dump(vocab, f, ensure_ascii=False, separators=(",", ":"))
+        write_json(model_dir / VOCAB_FILE, {"words": self.words, "upos": self.upos, "xpos": self.xpos,
+                                            "labels": self.labels, "templates": self.template_names,
+                                            "cluster_level": self.cluster_level})
         if self.clusters is not None:
             self.clusters.save(model_dir / CLUSTERS_FILE)
         elif (model_dir / CLUSTERS_FILE).exists():
@@ -218,9 +215,8 @@ class TransitionModel:
     def load(cls, model_dir: Path) -> "TransitionModel":
         """Read a model written by :meth:`save`; any damage raises :class:`ModelError`."""
         model_dir = Path(model_dir)
-        try:
-            with open(model_dir / VOCAB_FILE, encoding="utf-8") as f:
-                v = json.load(f)
+        v = read_json(model_dir / VOCAB_FILE)
+        with model_errors(model_dir, "transition parser model"):
             keys, block, start = load_block(model_dir / WEIGHTS_FILE, len(v["templates"]),
                                             num_actions(len(v["labels"])))
             weights = [block[s:s + len(kj) + 1] for s, kj in zip(start.tolist(), keys)]
@@ -231,8 +227,3 @@ class TransitionModel:
             model = cls(v["words"], v["upos"], v["xpos"], v["labels"], v["templates"], keys, weights, clusters, level)
             model.prepare(block)
             return model
-        except FileNotFoundError as e:
-            raise ModelError(f"{model_dir}: missing model file {Path(e.filename).name}") from None
-        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as e:
-            raise ModelError(f"{model_dir}: damaged or incompatible transition parser model "
-                             f"({type(e).__name__}: {e})") from None
