@@ -157,11 +157,11 @@ def test_truncated_or_corrupt_files_raise_model_error(dynamic_model, tmp_path):
     dynamic_model.save(tmp_path)
     weights = (tmp_path / "weights.npz").read_bytes()
     (tmp_path / "weights.npz").write_bytes(weights[: len(weights) // 2])
-    with pytest.raises(ModelError, match="damaged"):
+    with pytest.raises(ModelError, match="corrupt or incompatible"):
         TemplatedModel.load(tmp_path)
     (tmp_path / "weights.npz").write_bytes(weights)
     (tmp_path / "vocab.json").write_text('{"labels": ["A"', encoding="utf-8")
-    with pytest.raises(ModelError, match="damaged"):
+    with pytest.raises(ModelError, match="corrupt or incompatible"):
         TemplatedModel.load(tmp_path)
     (tmp_path / "vocab.json").unlink()
     with pytest.raises(ModelError, match="missing model file vocab.json"):
@@ -225,7 +225,7 @@ def test_cluster_templates_train_save_and_load(tmp_path):
     loaded = TemplatedModel.load(tmp_path)
     assert tag_sentences(loaded, forms)[0] == tag_sentences(model, forms)[0]
     (tmp_path / "clusters.npz").write_bytes(b"not a zip")
-    with pytest.raises(ModelError, match="damaged"):
+    with pytest.raises(ModelError, match="corrupt or incompatible"):
         TemplatedModel.load(tmp_path)
     (tmp_path / "clusters.npz").unlink()   # cluster attributes without their table
     with pytest.raises(ModelError, match="cluster table"):

@@ -45,7 +45,7 @@ def test_shipped_model_writes_only_valid_ne_tags(name):
 def test_shipped_config_names_its_data_and_scores():
     config = read_config(Path(__file__).resolve().parent.parent / "nlpipe/shipped/ner-uner-ewt", "ner")
     assert config["arch"] == "idcnn.v1" and config["model"]["crf"] is False
-    assert "uner" in config["training"]["train"].lower()
+    assert "uner" in config["training"]["data"]["train"]["path"].lower()
     assert 0 < config["training"]["scores"]["test_f1"] <= 100
 
 
@@ -153,13 +153,13 @@ def test_missing_or_corrupt_weights_give_model_errors(tmp_path):
     model = _copy_model(tmp_path)
     config = read_config(model, "ner")
     (model / "weights.npz").write_bytes(b"PK\x03\x04 truncated")
-    with pytest.raises(ModelError, match="corrupt weights"):
+    with pytest.raises(ModelError, match="corrupt or incompatible model file weights.npz"):
         NERStage(model, config)
     (model / "weights.npz").unlink()
-    with pytest.raises(ModelError, match="no weights.npz"):
+    with pytest.raises(ModelError, match="missing model file weights.npz"):
         NERStage(model, config)
     r = run_cli("ner", "-m", str(model), str(NER / "tiny.conllu"))
-    assert r.returncode == 2 and b"no weights.npz" in r.stderr
+    assert r.returncode == 2 and b"missing model file weights.npz" in r.stderr
 
 
 def test_affix_model_without_its_affix_list_is_a_model_error(tmp_path):
@@ -167,7 +167,7 @@ def test_affix_model_without_its_affix_list_is_a_model_error(tmp_path):
     config = read_config(model, "ner")
     config["model"]["affix_dim"] = 8
     (model / "affixes.txt").unlink(missing_ok=True)
-    with pytest.raises(ModelError, match="no affixes.txt"):
+    with pytest.raises(ModelError, match="missing model file affixes.txt"):
         NERStage(model, config)
 
 

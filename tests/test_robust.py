@@ -220,7 +220,8 @@ def test_truncated_tokenizer_model(tmp_path, tokenizer_copy):
     r = run_cli("annotate", "--model", f"tokenize={tokenizer_copy}", str(REPO / "data" / "sample.txt"),
                 "-o", str(tmp_path / "out.conllu"))
     assert r.returncode == 2 and b"Traceback" not in r.stderr
-    assert r.stderr.decode().startswith(f"nlpipe: error: {tokenizer_copy}: corrupt tokenizer parameters")
+    assert r.stderr.decode().startswith(f"nlpipe: error: {tokenizer_copy}: corrupt or incompatible model file "
+                                        f"punkt.json")
     assert not (tmp_path / "out.conllu").exists()
 
 
@@ -235,7 +236,7 @@ def test_pickle_payload_in_tokenizer_json_is_not_run(tmp_path, tokenizer_copy, n
 
 def test_wrong_model_version(tmp_path, tokenizer_copy):
     config = tokenizer_copy / "config.json"
-    config.write_text(config.read_text().replace('"format": 1', '"format": 99'))
+    config.write_text(config.read_text().replace('"format": 2', '"format": 99'))
     with pytest.raises(ModelError, match="model format 99"):
         load_stage("tokenize", str(tokenizer_copy))
 

@@ -14,6 +14,7 @@ from conftest import run_cli  # noqa: E402
 from nlpipe.io.conllu import HEAD, MISC, misc_get, parse_string, read_file  # noqa: E402
 from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.errors import InputError, ModelError  # noqa: E402
+from nlpipe.io.provenance import training_block  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
@@ -41,7 +42,7 @@ def tiny_model(syntax: bool = True, seed: int = 0) -> srl.LisaModel:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("lisa")
-    tiny_model().save(d, {"train": "fixture"})
+    tiny_model().save(d, training_block({"train": str(TRAIN)}, {}), "en")
     return d
 
 
@@ -198,10 +199,10 @@ def test_missing_or_corrupt_model_files(model_dir, tmp_path):
     d = tmp_path / "m"
     shutil.copytree(model_dir, d)
     (d / "weights.pt").write_bytes(b"not a torch file")
-    with pytest.raises(ModelError, match="corrupt or incompatible LISA model"):
+    with pytest.raises(ModelError, match="corrupt or incompatible model file weights.pt"):
         load_stage("srl", str(d))
     (d / "weights.pt").unlink()
-    with pytest.raises(ModelError, match="weights.pt missing"):
+    with pytest.raises(ModelError, match="missing model file weights.pt"):
         load_stage("srl", str(d))
 
 
