@@ -1,7 +1,8 @@
 """The closed registry: stage names, architectures, shipped models, and loading a stage.
 
-Models are directories (:mod:`nlpipe.io.model_dir`) holding ``config.json`` (``stage``, ``arch``, ``format``, label sets,
-hyper-parameters and a ``training`` block with data and scores) and weight files in plain formats
+Models are directories (:mod:`nlpipe.io.model_dir`, the one reader and writer) holding ``config.json``
+(``stage``, ``arch``, ``format``, ``language``, label sets, hyper-parameters and a ``training`` block:
+data files with sha256, command, nlpipe version, date, scores) and weight files in plain formats
 (JSON, ``.npz`` loaded with ``allow_pickle=False``, torch tensors loaded with ``weights_only=True``).
 Architectures are looked up in the closed table :data:`ARCHS`, never imported from the model file.
 """

@@ -15,7 +15,7 @@ Learns, from the gold tokenization of the training file only:
 
 Usage:
     python tools/train_punkt.py --train ../shared/corpora/en_ewt/en_ewt-ud-train.conllu \\
-        --out nlpipe/shipped/tokenize-rules-ewt [--scores scores.json]
+        --out nlpipe/shipped/tokenize-rules-ewt --lang en [--scores scores.json]
 
 The scores are measured after training (see "evaluation" in config.json) and recorded with --scores.
 """
