@@ -256,3 +256,14 @@ def test_shipped_models_are_format_2_with_provenance(name):
         assert entry["sha256"] or entry["note"]      # a file not hashed says what it was
     assert training["scores"] and all(k.startswith(("dev_", "test_")) for k in training["scores"])
     assert md.read_config(SHIPPED / name, raw["stage"]) == raw
+
+
+def test_nlpipe_models_lists_language_and_scores(capsys):
+    from nlpipe.cli import main
+
+    main(["models", "--json"])
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert sorted(rows) == SHIPPED_MODELS
+    assert rows["pos-ewt"]["language"] == "en" and rows["pos-ewt"]["default"] is True
+    assert rows["pos-ewt"]["scores"] == {"dev_upos": 95.25, "dev_xpos": 94.62, "dev_joint": 94.06}
+    assert rows["ner-uner-ewt"]["scores"] == {"dev_f1": 71.64, "test_f1": 71.87}
