@@ -84,6 +84,15 @@ def test_format_2_without_language(tmp_path):
         md.read_config(tmp_path)
 
 
+@pytest.mark.parametrize("key,value,kind", [("model", [1], "object"), ("training", "x", "object"),
+                                            ("labels", "O", "list"), ("also_stages", "srl", "list")])
+def test_a_block_of_the_wrong_type(tmp_path, key, value, kind):
+    (tmp_path / "config.json").write_text(json.dumps({"stage": "pos", "arch": "a.v1", "format": 2, "language": "en",
+                                                      key: value}), encoding="utf-8")
+    with pytest.raises(ModelError, match=f"'{key}' is not a JSON {kind}"):
+        md.read_config(tmp_path)
+
+
 def test_model_for_another_stage_is_refused(tmp_path):
     md.write_config(tmp_path, config(stage="ner", arch="idcnn.v1"))
     with pytest.raises(ModelError, match="a model for stage 'ner', not 'pos'"):

@@ -74,6 +74,9 @@ def read_config(model_dir: Path, stage: Optional[str] = None) -> Dict[str, Any]:
         config = upgrade_format_1(config)
     if not isinstance(config.get("language"), str) or not config["language"]:
         raise ModelError(f"{path}: no 'language' (a language code such as \"en\", or \"{UNDETERMINED}\")")
+    for key, kind in (("model", dict), ("training", dict), ("labels", list), ("also_stages", list)):
+        if key in config and not isinstance(config[key], kind):
+            raise ModelError(f"{path}: '{key}' is not a JSON {'object' if kind is dict else 'list'}")
     # A model may serve further stages (LISA predicts predicates and roles): config "also_stages".
     if stage is not None and config["stage"] != stage and stage not in config.get("also_stages", []):
         raise ModelError(f"{model_dir}: a model for stage '{config['stage']}', not '{stage}'")
