@@ -314,13 +314,14 @@ def test_stage_weights_with_a_pickle_payload_give_a_model_error(tmp_path, stage,
     with pytest.raises(ModelError) as e:
         load_stage(stage, str(model))
     if weights == "weights.pt":  # the whole message: no advice from torch to load it unsafely
-        assert str(e.value) == f"{model}: corrupt or incompatible parser model (not a file of plain tensors)"
+        assert str(e.value) == f"{model}: corrupt or incompatible model file weights.pt (not a file of plain tensors)"
         import torch
 
         torch.save({"w": torch.zeros(2), "evil": Payload(str(marker))}, model / weights)
         with pytest.raises(ModelError) as e:
             load_stage(stage, str(model))
-        assert str(e.value) == f"{model}: the parser model's weights hold objects that nlpipe does not load (only plain tensors)"
+        assert str(e.value) == (f"{model}: the model file weights.pt holds objects that nlpipe does not load "
+                                "(only plain tensors)")
     (model / weights).write_bytes((shipped[0] / weights).read_bytes()[:200])
     with pytest.raises(ModelError):
         load_stage(stage, str(model))
