@@ -55,20 +55,14 @@ def is_tag(tag: str, prefixes: str = PREFIXES) -> bool:
 
 def _ends(prev: str, prefix: str, prev_label: str, label: str) -> bool:
     # conlleval's endOfChunk, with S (single) ending like E
-    if prev in ("E", "S"):
-        return True
-    if prev in ("B", "I") and prefix in ("B", "S", "O"):
-        return True
-    return prev != "O" and prev_label != label
+    return (prev in ("E", "S") or (prev in ("B", "I") and prefix in ("B", "S", "O"))
+            or (prev != "O" and prev_label != label))
 
 
 def _starts(prev: str, prefix: str, prev_label: str, label: str) -> bool:
     # conlleval's startOfChunk, with S (single) starting like B
-    if prefix in ("B", "S"):
-        return True
-    if prefix in ("I", "E") and prev in ("O", "E", "S"):
-        return True
-    return prefix != "O" and prev_label != label
+    return (prefix in ("B", "S") or (prefix in ("I", "E") and prev in ("O", "E", "S"))
+            or (prefix != "O" and prev_label != label))
 
 
 def spans(tags: Sequence[str]) -> List[Span]:

@@ -19,6 +19,19 @@ from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, context_keys, static_keys, word_only
 
 
+def _add(total: Optional[np.ndarray], w: np.ndarray) -> np.ndarray:
+    """``total + w``, in place (``w`` itself, a fresh array from ``np.take``, when there is no total)."""
+    if total is None:
+        return w
+    total += w
+    return total
+
+
+def _due(margin: Optional[float], step: int, k: int, test: Sequence[bool]) -> bool:
+    """Whether the margin is tested after ``step + 1`` templates."""
+    return margin is not None and step + 1 < k and bool(test[step + 1])
+
+
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
         limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None,
         first: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
@@ -76,11 +89,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         su: Optional[np.ndarray] = None
         for step, j in enumerate(block):
             w = np.take(model.weights[j], model.rows(j, static_keys(model.templates[j], ta, tact, sizes)), axis=0)
-            if su is None:
-                su = w
-            else:
-                su += w
-            if margin is not None and step + 1 < k and test[step + 1]:
+            su = _add(su, w)
+            if _due(margin, step, k, test):
                 fin, arg = margin_stops(su, margin)
                 if fin.any():
                     tpred[tact[fin]] = arg[fin]
@@ -118,11 +128,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             rest, start = rest[c1:], c1
     for step, j in enumerate(rest, start=start):
         w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga, first), axis=0)  # take: 2x faster than []
-        if s is None:
-            s = w
-        else:
-            s += w
-        if margin is not None and step + 1 < k and test[step + 1]:
+        s = _add(s, w)
+        if _due(margin, step, k, test):
             fin, arg = margin_stops(s, margin)
             if fin.any():
                 done = act[fin]
