@@ -30,7 +30,6 @@ KNOWN: Set[tuple] = {  # (importer, imported)
     ("nlpipe.stages.ner", "nlpipe.train.ner"),
     ("nlpipe.stages.parse", "nlpipe.train.biaffine"),
     ("nlpipe.stages.parse", "nlpipe.train.transition"),
-    ("nlpipe.stages.pos", "nlpipe.runtime.evaluate"),
     ("nlpipe.stages.pos", "nlpipe.train.pos"),
     ("nlpipe.stages.srl", "nlpipe.train.srl"),
     ("nlpipe.stages.tokenize", "nlpipe.train.tokenize"),
@@ -40,6 +39,7 @@ KNOWN_CYCLES: Set[tuple] = {
     ("nlpipe.stages.ner", "nlpipe.train.ner", "nlpipe.stages.ner"),
     ("nlpipe.stages.parse", "nlpipe.train.biaffine", "nlpipe.stages.parse"),
     ("nlpipe.stages.parse", "nlpipe.train.transition", "nlpipe.stages.parse"),
+    ("nlpipe.stages.pos", "nlpipe.train.pos", "nlpipe.stages.pos"),
     ("nlpipe.stages.srl", "nlpipe.train.srl", "nlpipe.stages.srl"),
     ("nlpipe.stages.tokenize", "nlpipe.train.tokenize", "nlpipe.stages.tokenize"),
 }
