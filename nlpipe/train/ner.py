@@ -139,7 +139,8 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     train_q, dev_q = make_sequences(train_s, document), make_sequences(dev_s, document)
     model = NeuralTagger(hp, len(vocab), labels, vectors, n_affixes=len(affixes) if affixes else 0)
     model.to(tdev)
-    # seeded again after the model's initialisation: batch order and dropout as before the shared loop
+    # seeded again once the model is built: batch order and dropout do not depend on how many draws
+    # its initialisation took (as NER models have always been trained)
     rng = seed_everything(seed)
     run = TaggerTrainer(model, vocab, affixes, hp, train_q, dev_q, batch_tokens, dev_name).fit(
         adam(model.parameters(), lr=lr, betas=(0.9, 0.9)), epochs, rng, log, clip=5.0, patience=15,
