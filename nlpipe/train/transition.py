@@ -177,12 +177,14 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
             history.append(dict(extra, epoch=epoch + 1, loss=round(loss, 4), seconds=round(time.time() - t0)))
             log(f"epoch {epoch + 1}/{options.epochs}: loss {loss:.4f} ({time.time() - t0:.0f}s)")
             return
-        if options.mode != "full":
-            dyn = dev_score(model, options.margin)
+        full = dev_score(model, None)
+        dyn = dev_score(model, options.margin) if options.mode != "full" else None
+        if dyn is not None:
             extra["dev_margin"] = dyn
-            log(f"margin {options.margin}: dev LAS {dyn['las']:.2f}, {dyn.get('templates', 0):.1f} templates")
-        if run.record(epoch + 1, dev_score(model, None), round(loss, 4), **extra):
+        if run.record(epoch + 1, full, round(loss, 4), **extra):
             best_weights = [w.copy() for w in model.weights]
+        if dyn is not None:
+            log(f"  at margin {options.margin}: dev LAS {dyn['las']:.2f}, {dyn.get('templates', 0):.1f} templates")
 
     fit_mode = options.mode
     fit(model.weights, rows, gold, mode=fit_mode, margin=options.margin, lr=options.lr, l2=options.l2,
