@@ -125,7 +125,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
     training = {"train": train_path, "dev": dev_path, "seed": seed, "init": init, "pos": pos_source,
                 "ema": ema or None}
-    trainer = BiaffineTrainer(model, train_ex, [s for s in dev_sents], batch_tokens, Path(out_dir), training, start)
+    trainer = BiaffineTrainer(model, train_ex, dev_sents, batch_tokens, Path(out_dir), training, start)
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
     return {"best": run.best, "minutes": round(run.minutes, 1), "history": run.history, "model": str(out_dir)}
