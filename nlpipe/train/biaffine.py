@@ -20,7 +20,7 @@ from nlpipe.io.model_dir import read_config
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel, Example, ParseStage, _example, read_treebank
-from nlpipe.train.loop import Trainer, seed_everything
+from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.vectors import embeddings, load_glove, vocabulary
 
 
@@ -41,11 +41,7 @@ def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top:
 
 def dev_scores(model: BiaffineModel, gold: List[Sentence], batch_tokens: int = 5000) -> Dict[str, float]:
     """UAS/LAS (UD style, via :mod:`nlpipe.metrics`) of ``model`` on gold sentences, parsed by the stage."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    pred = strip_stage("parse", gold)
-    ParseStage(model, batch_tokens=batch_tokens)._fill(pred)
-    result = score("parse", gold, pred)
+    result = stage_scores(ParseStage(model, batch_tokens=batch_tokens), "parse", gold)
     return {k: result[k] for k in ("uas", "las", "uas_nopunct", "las_nopunct")}
 
 

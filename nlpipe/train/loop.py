@@ -3,7 +3,7 @@
 SuPar's shape: :meth:`Trainer.fit` runs epochs of batches (optimizer step, gradient clipping, an
 optional moving average of the weights, learning-rate schedules), scores dev after every epoch by
 running the stage itself on the dev sentences (the code path of ``nlpipe STAGE``), and keeps the
-best epoch's weights. A model family subclasses :class:`Trainer` with only ``batches`` (one epoch's
+best epoch's weights (:func:`stage_scores` runs a stage on dev and scores it). A model family subclasses :class:`Trainer` with only ``batches`` (one epoch's
 batches), ``loss`` (one batch) and ``dev_scores``. The linear trainers (POS tagger, transition
 parser) run their own AdaGrad epochs (:func:`nlpipe.train.linear_fit.fit`) and share
 :class:`Selection`: the best epoch, the history, the progress lines on stderr and when to stop.
@@ -21,6 +21,16 @@ import numpy as np
 from nlpipe.nn.weights import WeightAverage
 
 Log = Callable[[str], None]
+
+
+def stage_scores(stage: Any, name: str, gold: List[Any], gold_predicates: bool = False,
+                 gold_path: str = "<dev>") -> Dict[str, Any]:
+    """Scores of ``stage`` annotating copies of the gold sentences with the columns of stage ``name``
+    blanked (:func:`nlpipe.runtime.evaluate.strip_stage`), as ``nlpipe eval NAME`` measures them."""
+    from nlpipe.runtime.evaluate import score, strip_stage
+
+    pred = list(stage.annotate(strip_stage(name, gold, gold_predicates)))
+    return score(name, gold, pred, gold_path, "<dev predictions>")
 
 
 def seed_everything(seed: int, threads: Optional[int] = None) -> random.Random:

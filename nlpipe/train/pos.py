@@ -32,7 +32,7 @@ from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template, second_pass_order, uses_clusters
 from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger
 from nlpipe.train.linear_fit import build_model, feature_keys, fit, rows_for, vocabulary
-from nlpipe.train.loop import Selection
+from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
 from nlpipe.train.vectors import glove_clusters
 
@@ -241,13 +241,9 @@ def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
                first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
     """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
     (nlpipe.runtime.evaluate scoring)."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    gold = list(read_file(dev))
     tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
                        first_checkpoints=first_checkpoints)
-    pred = list(tagger.annotate(strip_stage("pos", gold)))
-    r = score("pos", gold, pred, dev, "<dev predictions>")
+    r = stage_scores(tagger, "pos", list(read_file(dev)), gold_path=dev)
     return {"dev_upos": round(r["upos"], 2), "dev_xpos": round(r["xpos"], 2)}
 
 

@@ -20,7 +20,7 @@ from nlpipe.nn.batching import length_batches
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
 from nlpipe.tags import label_order
 from nlpipe.stages.srl import Example, LisaModel, SrlStage, example
-from nlpipe.train.loop import Trainer, seed_everything
+from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.optim import adam
 from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary
 
@@ -63,12 +63,8 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
 
 def dev_scores(model: Any, gold: List[Sentence]) -> Dict[str, float]:
     """Dev SRL F1 with gold predicates and predicate F1, through :class:`SrlStage` (percent)."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    with_preds = list(SrlStage(model, "srl", predicates_from_input=True).annotate(strip_stage("srl", gold, True)))
-    srl = score("srl", gold, with_preds)
-    found = list(SrlStage(model, "predicates").annotate(strip_stage("predicates", gold)))
-    preds = score("predicates", gold, found)
+    srl = stage_scores(SrlStage(model, "srl", predicates_from_input=True), "srl", gold, gold_predicates=True)
+    preds = stage_scores(SrlStage(model, "predicates"), "predicates", gold)
     return {"f1": srl["f1"], "precision": srl["precision"], "recall": srl["recall"], "predicates_f1": preds["f1"],
             "sense_accuracy": preds["sense_accuracy"]}
 

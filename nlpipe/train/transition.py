@@ -25,7 +25,7 @@ from nlpipe.linear.margin import checkpoint_schedule
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.clusters import Clusters
 from nlpipe.train.linear_fit import MODES, fit, rows_for, vocabulary
-from nlpipe.train.loop import Selection
+from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES
 from nlpipe.models.transition.model import TransitionModel
 from nlpipe.models.transition.system import Configurations, Oracle
@@ -207,15 +207,11 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
 def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = None) -> Any:
     """``score(model, margin)`` -> dev UAS/LAS (nlpipe.metrics, UD style) and mean templates, from
     the stage parsing the dev file."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
     gold = list(read_file(dev_path))
 
     def scorer(model: Any, margin: Optional[float]) -> Dict[str, float]:
-        pred = strip_stage("parse", gold)
         stage = TransitionParseStage(model, margin, checkpoints)
-        stage.fill(pred)
-        r = score("parse", gold, pred)
+        r = stage_scores(stage, "parse", gold, gold_path=dev_path)
         return {"uas": round(r["uas"], 2), "las": round(r["las"], 2), "templates": round(stage.mean_templates, 2)}
 
     return scorer
