@@ -127,3 +127,25 @@ def test_embeddings_take_the_first_glove_vector_of_a_key_and_noise_elsewhere():
 def test_trainer_subclass_must_give_its_batches():
     with pytest.raises(NotImplementedError):
         Trainer().batches(random.Random(0))
+
+
+def test_stage_scores_run_the_stage_on_blanked_gold_columns():
+    from nlpipe.io.conllu import UPOS, XPOS, parse_string
+    from nlpipe.train.loop import stage_scores
+
+    gold = parse_string("1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n")
+
+    class AllNouns:
+        seen: List[str] = []
+
+        def annotate(self, sentences):
+            for s in sentences:
+                for w in s.words:
+                    self.seen.append(w[UPOS])
+                    w[UPOS], w[XPOS] = "NOUN", "NNS"
+                yield s
+
+    r = stage_scores(AllNouns(), "pos", gold)
+    assert AllNouns.seen == ["_", "_"]                  # the stage never sees the gold tags
+    assert (r["upos"], r["xpos"]) == (50.0, 50.0)       # one word of two right
+    assert gold[0].words[1][UPOS] == "VERB"             # the gold sentences stay as they were
