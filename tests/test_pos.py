@@ -12,6 +12,7 @@ from nlpipe.io.conllu import UPOS, XPOS, parse_string, to_string
 from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.registry import load_stage
 from nlpipe.stages import pos
+from nlpipe.train.pos import read_tagged, read_templates
 
 from conftest import missing, run_cli
 
@@ -149,7 +150,7 @@ def test_untagged_training_data_names_file_and_line(tmp_path):
     f = tmp_path / "bad.conllu"
     f.write_text("# sent_id = 1\n1\tHi\thi\t_\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
-        pos.read_tagged(str(f))
+        read_tagged(str(f))
     assert e.value.path == str(f) and e.value.line == 2
 
 
@@ -237,7 +238,7 @@ def test_templates_file(tmp_path):
     assert load_stage("pos", str(tmp_path / "m")).model.template_names == ["lower@0", "tag@-1"]
     spec.write_text("lower@0\nlower@9\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
-        pos.read_templates(str(spec))
+        read_templates(str(spec))
     assert e.value.line == 2
 
 

@@ -19,7 +19,7 @@ from nlpipe.models.transition.lookup import KeyHash, RowTable
 from conftest import missing
 from nlpipe.models.transition.model import TransitionModel
 from nlpipe.models.transition.system import SHIFT, SWAP, Configurations, Oracle, projective_order
-from nlpipe.train.transition import TrainOptions, train_parser
+from nlpipe.train.transition import TrainOptions, train_parser, train_transition
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
 
@@ -259,7 +259,7 @@ def model_dir(tmp_path_factory):
     (d / "dev.conllu").write_text(TREEBANK, encoding="utf-8")
     for name, mode, explore in (("m", "dynamic", 0.0), ("mf", "full", 0.0), ("mx", "dynamic+full", 0.9)):
         opts = TrainOptions(mode=mode, epochs=20, lr=0.1, min_count=1, min_word=1, margin=0.5, explore=explore)
-        P.train_transition(str(d / "train.conllu"), str(d / "dev.conllu"), str(d / name), opts, "gold", None,
+        train_transition(str(d / "train.conllu"), str(d / "dev.conllu"), str(d / name), opts, "gold", None,
                            log=open(os.devnull, "w"))
     return d
 
@@ -354,7 +354,7 @@ def test_training_file_without_gold_heads_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_text("1\tdog\tdog\tNOUN\tNN\t_\t_\t_\t_\t_\n\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
-        P.train_transition(str(bad), str(bad), str(tmp_path / "m"), TrainOptions(epochs=1), "gold", None,
+        train_transition(str(bad), str(bad), str(tmp_path / "m"), TrainOptions(epochs=1), "gold", None,
                            log=open(os.devnull, "w"))
     assert "bad.conllu" in str(e.value)
 

@@ -6,7 +6,7 @@ Shared by training (:mod:`nlpipe.train.tokenize`) and inference
 Every character of a paragraph gets one label: :data:`INSIDE` (no boundary after it),
 :data:`TOKEN_END` (a token ends after it) or :data:`SENT_END` (a token and a sentence end after it).
 Whitespace characters carry no decision (:data:`IGNORE` in training). Training paragraphs are built
-exactly as ``nlpipe eval tokenize`` builds its input (:func:`nlpipe.runtime.evaluate.raw_text`).
+exactly as ``nlpipe eval tokenize`` builds its input (:func:`nlpipe.io.raw_text.raw_text`).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlpipe.io.conllu import FORM, ID, Sentence
+from nlpipe.io.raw_text import raw_text
 from nlpipe.models.rules_tokenizer import SentenceSplitter, WordTokenizer, clitic_lengths, split_lengths
 
 INSIDE, TOKEN_END, SENT_END = 0, 1, 2
@@ -114,8 +115,6 @@ def labelled_paragraphs(sentences: Sequence[Sentence], name: str = "<train>") ->
 
     Raises ValueError when a sentence's token forms do not match its ``# text``.
     """
-    from nlpipe.runtime.evaluate import raw_text  # evaluate imports the stage registry; keep this module light
-
     text = raw_text(sentences)
     labels = np.full(len(text), INSIDE, dtype=np.int8)
     pos = 0

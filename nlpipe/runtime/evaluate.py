@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from nlpipe import metrics
 from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, read_file
 from nlpipe.io.misc import misc_get, misc_set, ne_tags
+from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES, load_stage
 from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
@@ -34,17 +35,6 @@ def _prf(score: metrics.Score) -> Dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # Inputs
-
-def raw_text(sentences: Iterable[Sentence]) -> str:
-    """Plain text of gold sentences: a paragraph's sentences joined by one space, paragraphs
-    separated by a blank line (``# newpar`` or ``# newdoc`` starts a paragraph)."""
-    paragraphs: List[List[str]] = []
-    for sent in sentences:
-        if not paragraphs or sent.starts_paragraph:
-            paragraphs.append([])
-        paragraphs[-1].append(sent.text())
-    return "".join(" ".join(p) + "\n\n" for p in paragraphs)[:-1] if paragraphs else ""
-
 
 def _copy(sent: Sentence) -> Sentence:
     return Sentence(list(sent.comments), [list(r) for r in sent.rows], sent.end, sent.eol, sent.prefix,

@@ -73,18 +73,33 @@ class NERStage:
         labels = config.get("labels")
         if not isinstance(hp, dict) or not isinstance(labels, list) or hp.get("arch") not in ("idcnn", "bilstm"):
             raise ModelError(f"{model_dir}: config.json lacks a valid 'model' block or 'labels'")
+        vocab = Vocab(_load_list(model_dir, WORDS))
+        affixes = AffixVocab(_load_list(model_dir, AFFIXES)) if hp.get("affix_dim") else None
+        self._build(str(model_dir), hp, labels, vocab, affixes, read_arrays(Path(model_dir) / WEIGHTS), device, probs,
+                    chunk_sentences, batch_tokens)
+
+    @classmethod
+    def from_arrays(cls, hp: Dict[str, Any], labels: List[str], vocab: Vocab, affixes: Optional[AffixVocab],
+                    arrays: Dict[str, np.ndarray], device: str = "cpu", **options: Any) -> "NERStage":
+        """The stage over a model in memory (:meth:`~nlpipe.nn.tagger.NeuralTagger.export` arrays),
+        as training scores it on dev."""
+        stage = cls.__new__(cls)
+        stage._build("<model in training>", hp, labels, vocab, affixes, arrays, device, **options)
+        return stage
+
+    def _build(self, name: str, hp: Dict[str, Any], labels: List[str], vocab: Vocab, affixes: Optional[AffixVocab],
+               arrays: Dict[str, np.ndarray], device: str = "cpu", probs: bool = False,
+               chunk_sentences: int = 2000, batch_tokens: int = 20000) -> None:
         self.hp, self.labels, self.probs = hp, labels, probs
         self.document = hp.get("context", "sentence") == "document"
         self.chunk_sentences, self.batch_tokens = chunk_sentences, batch_tokens
-        self.vocab = Vocab(_load_list(model_dir, WORDS))
-        self.affixes = AffixVocab(_load_list(model_dir, AFFIXES)) if hp.get("affix_dim") else None
-        arrays = read_arrays(Path(model_dir) / WEIGHTS)
+        self.vocab, self.affixes = vocab, affixes
         self.crf = None
         if hp.get("crf"):
             try:
                 self.crf = chain.ConstrainedChain(labels, arrays["crf.trans"], arrays["crf.start"], arrays["crf.end"])
             except KeyError:
-                raise ModelError(f"{model_dir}: CRF model without CRF weights") from None
+                raise ModelError(f"{name}: CRF model without CRF weights") from None
         self.device = resolve_device(device)
         try:
             if hp["arch"] == "idcnn" and self.device == "cpu":
@@ -100,7 +115,7 @@ class NERStage:
                 self.numpy_model = None
                 self.torch_model = from_arrays(hp, labels, arrays).to(torch.device(self.device))
         except (KeyError, RuntimeError, ValueError) as e:
-            raise ModelError(f"{model_dir}: weights do not match config.json ({type(e).__name__}: {e})") from None
+            raise ModelError(f"{name}: weights do not match config.json ({type(e).__name__}: {e})") from None
 
     def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
         """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models with ``probs``)."""

@@ -1,4 +1,4 @@
-"""The ``parse`` stage: glue between CoNLL-U and the two parsers (loading, batching, training).
+"""The ``parse`` stage: glue between CoNLL-U and the two parsers (loading, batching, predicting).
 
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
 else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
@@ -8,16 +8,9 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.t
 """
 from __future__ import annotations
 
-import contextlib
-import inspect
 import json
-import math
-import random
-import sys
-import time
-from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, IO, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
@@ -26,9 +19,7 @@ from nlpipe.nn.batching import length_batches
 from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set, read_file
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
-from nlpipe.nn.weights import WeightAverage, read_model_dir, save_model_dir
-from nlpipe.io.model_dir import UNDETERMINED, read_config, write_config
-from nlpipe.io.provenance import training_block
+from nlpipe.nn.weights import read_model_dir, save_model_dir
 from nlpipe.stages.base import fill_in_chunks
 
 ARCH = "biaffine.v1"
@@ -65,13 +56,21 @@ def _example(sent: Sentence, path: str, gold: bool) -> Example:
 
 
 def read_treebank(path: str) -> List[Example]:
-    """Gold examples of a CoNLL-U file (sentences without words are skipped)."""
+    """Gold examples of a CoNLL-U file (sentences without words are skipped), for training."""
     return [_example(s, path, True) for s in read_file(path) if s.words]
 
 
 
 # ---------------------------------------------------------------------------------------------
 # Model wrapper: vocabularies + torch module
+
+# model hyper-parameters of a new biaffine parser
+DEFAULT_HYPER: Dict[str, Any] = {
+    "word_dim": 50, "shape_dim": 8, "affix_dim": 50, "tag_dim": 32, "hidden": 200, "layers": 3,
+    "arc_dim": 400, "rel_dim": 100, "dropout": 0.33, "word_dropout": 0.2, "tag_dropout": 0.2,
+    "shared_dropout": True,
+}
+
 
 class BiaffineModel:
     """The vocabularies and the :class:`~nlpipe.nn.biaffine.BiaffineParser` module together."""
@@ -324,218 +323,12 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
     return TransitionParseStage(model, margin, schedule)
 
 
-def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = None) -> Any:
-    """``score(model, margin)`` -> dev UAS/LAS (nlpipe.metrics, UD style) and mean templates."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    gold = list(read_file(dev_path))
-
-    def scorer(model: Any, margin: Optional[float]) -> Dict[str, float]:
-        pred = strip_stage("parse", gold)
-        stage = TransitionParseStage(model, margin, checkpoints)
-        stage.fill(pred)
-        r = score("parse", gold, pred)
-        return {"uas": round(r["uas"], 2), "las": round(r["las"], 2), "templates": round(stage.mean_templates, 2)}
-
-    return scorer
-
-
-def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any, pos_source: str,
-                     clusters_path: Optional[str] = None, run_margin: Optional[float] = None,
-                     run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr,
-                     lang: str = UNDETERMINED) -> Dict[str, Any]:
-    """Train and save a transition parser; ``clusters_path`` is a word-cluster table
-    (``clusters.npz`` as the POS tagger saves it; the model keeps a copy); ``run_margin`` and
-    ``run_checkpoints`` become the model's default margin inference (None: every template);
-    ``lang`` the training data's language code. Returns the summary."""
-    from nlpipe.linear.margin import checkpoint_schedule
-    from nlpipe.linear.clusters import Clusters
-    from nlpipe.train.transition import train_parser
-
-    try:
-        schedule = checkpoint_schedule(run_checkpoints)
-    except ValueError as e:
-        raise NlpipeError(str(e)) from None
-    clusters = None
-    if clusters_path:
-        try:
-            clusters = Clusters.load(Path(clusters_path))
-        except (OSError, ValueError, KeyError) as e:
-            raise NlpipeError(f"{clusters_path}: cannot read the word-cluster table ({e})") from None
-
-    start = time.time()
-    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in read_treebank(train_path)]
-    if not trees:
-        raise NlpipeError(f"{train_path}: no sentences with words")
-
-    def say(msg: str) -> None:
-        log.write(f"parse (transition): {msg}\n")
-        log.flush()
-
-    try:
-        model, summary = train_parser(trees, options, transition_dev_scorer(dev_path, schedule), say, clusters)
-    except ValueError as e:
-        raise NlpipeError(f"{train_path}: {e}") from None
-    minutes = round((time.time() - start) / 60, 1)
-    model.save(Path(out_dir))
-    best = summary["best"]
-    write_config(Path(out_dir), {
-        "stage": "parse", "arch": TRANSITION_ARCH, "language": lang,
-        "model": {"system": "arc-standard+swap", "margin": run_margin, "checkpoints": run_checkpoints,
-                  "templates": len(model.templates), "parameters": summary["parameters"]},
-        "labels": model.labels,
-        "training": training_block({"train": train_path, "dev": dev_path, "clusters": clusters_path},
-                                   {"uas": best.get("uas"), "las": best.get("las")},
-                                   pos=pos_source, minutes=minutes, options=summary["options"],
-                                   configurations=summary["configurations"], best_epoch=best.get("epoch"),
-                                   history=summary["history"])})
-    return dict(summary, minutes=minutes, model=out_dir)
-
-
 # ---------------------------------------------------------------------------------------------
-# Training
+# Training command (moves to nlpipe/cli/)
 
-DEFAULT_HYPER: Dict[str, Any] = {
-    "word_dim": 50, "shape_dim": 8, "affix_dim": 50, "tag_dim": 32, "hidden": 200, "layers": 3,
-    "arc_dim": 400, "rel_dim": 100, "dropout": 0.33, "word_dropout": 0.2, "tag_dropout": 0.2,
-    "shared_dropout": True,
-}
-
-
-def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top: int, min_affix: int = 2
-                ) -> Dict[str, List[str]]:
-    """Vocabularies: training words plus the ``glove_top`` most frequent GloVe words (by word key)."""
-    from nlpipe.nn.features import word_key
-    from nlpipe.nn.parser_encoder import affix_keys
-
-    words: Dict[str, None] = {}
-    for e in train:
-        for f in e.forms:
-            words.setdefault(word_key(f), None)
-    for w in glove_words[:glove_top]:
-        words.setdefault(word_key(w), None)
-    affixes = Counter(a for e in train for f in e.forms for a in affix_keys(f))
-    return {
-        "words": list(words),
-        "affixes": sorted(a for a, c in affixes.items() if c >= min_affix),
-        "upos": sorted({t for e in train for t in e.upos}),
-        "xpos": sorted({t for e in train for t in e.xpos}),
-        "rels": sorted({r for e in train for r in e.rels}, key=lambda r: (r != "root", r)),
-    }
-
-
-def _glove_init(model: BiaffineModel, glove_words: Sequence[str], vectors: np.ndarray) -> int:
-    """Initialise the word embeddings from GloVe (first occurrence of each word key); returns hits."""
-    from nlpipe.nn.embeddings import init_vectors
-    from nlpipe.nn.features import word_key
-
-    index: Dict[str, int] = {}
-    for i, w in enumerate(glove_words):
-        index.setdefault(word_key(w), i)
-    emb = model.net.encoder.tokens.words
-    init = init_vectors(model.words.words, index, vectors, emb.weight.shape[1])
-    with model.torch.no_grad():
-        emb.weight.copy_(model.torch.from_numpy(init))
-    return sum(1 for w in model.words.words if w in index)
-
-
-def evaluate_examples(model: BiaffineModel, gold_sents: List[Sentence], examples: List[Example],
-                      batch_tokens: int = 5000) -> Dict[str, float]:
-    """UAS/LAS (UD style, via :mod:`nlpipe.metrics`) of ``model`` on gold sentences."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    pred = strip_stage("parse", gold_sents)
-    stage = ParseStage(model, batch_tokens=batch_tokens)
-    stage._fill(pred)
-    result = score("parse", gold_sents, pred)
-    return {k: result[k] for k in ("uas", "las", "uas_nopunct", "las_nopunct")}
-
-
-def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_minutes: float = 85.0,
-          batch_tokens: int = 1000, lr: float = 2e-3, decay: float = 0.93, seed: int = 1, threads: int = 2,
-          device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
-          hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
-          glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, init: Optional[str] = None,
-          ema: float = 0.999, log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
-    """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
-
-    ``glove`` gives ``(words, vectors)`` directly; by default they come from :func:`load_glove`.
-    ``init`` continues training an existing model (its vocabularies and hyper-parameters), e.g. on
-    jack-knifed POS tags after training on gold ones. With ``ema`` in (0, 1) the weights evaluated on
-    dev and saved are an exponential moving average of the trained ones (decay ``ema`` per batch).
-    ``lang`` is the training data's language code, recorded in the model.
-    """
-    import torch
-
-    from nlpipe.nn.embeddings import load_glove
-    from nlpipe.train.optim import adam
-
-    torch.manual_seed(seed)
-    random.seed(seed)
-    torch.set_num_threads(threads)
-    start = time.time()
-    train_ex = read_treebank(train_path)
-    dev_sents = [s for s in read_file(dev_path)]
-    dev_ex = [_example(s, dev_path, True) for s in dev_sents if s.words]
-    if init is not None:
-        model = BiaffineModel.load(Path(init), read_config(Path(init), "parse"), resolve_device(device))
-        vocab, hits = model.vocab, -1
-    else:
-        glove_words, vectors = glove if glove is not None else load_glove(glove_words_file)
-        vocab = build_vocab(train_ex, glove_words, glove_top)
-        model = BiaffineModel(vocab, dict(DEFAULT_HYPER, **(hyper or {})), resolve_device(device))
-        hits = _glove_init(model, glove_words, vectors)
-        del vectors
-    n_params = sum(p.numel() for p in model.net.parameters())
-    log.write(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} in GloVe), "
-              f"{len(vocab['rels'])} labels, {n_params} parameters\n")
-    opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
-    sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
-    average = WeightAverage(model.net, ema) if ema > 0 else None
-    batches = length_batches([len(e.forms) + 1 for e in train_ex], batch_tokens)  # + the root
-    best: Dict[str, Any] = {"las": -1.0}
-    history = []
-    out = Path(out_dir)
-    for epoch in range(1, epochs + 1):
-        model.net.train()
-        random.shuffle(batches)
-        total, t0 = 0.0, time.time()
-        for batch in batches:
-            t = model.tensors([train_ex[i] for i in batch], gold=True)
-            mask, heads, rels = t.pop("mask"), t.pop("heads"), t.pop("rels")
-            s_arc, rel_states = model.net(t, mask)
-            loss = model.net.loss(s_arc, rel_states, heads, rels, mask)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 5.0)
-            opt.step()
-            if average is not None:
-                average.update(model.net)
-            total += loss.item()
-        sched.step()
-        with average.swapped_in(model.net) if average is not None else contextlib.nullcontext():
-            scores = evaluate_examples(model, dev_sents, dev_ex)
-            minutes = (time.time() - start) / 60
-            if scores["las"] > best["las"]:
-                best = dict(scores, epoch=epoch)
-                model.save(out, training_block({"train": train_path, "dev": dev_path},
-                                               {"uas": scores["uas"], "las": scores["las"]}, seed=seed,
-                                               epochs_run=epoch, init=init, pos=pos_source,
-                                               minutes=round(minutes, 1), ema=ema or None, best_epoch=epoch), lang)
-        history.append(dict(scores, epoch=epoch, loss=total / len(batches)))
-        log.write(f"epoch {epoch:3d}  loss {total / len(batches):.4f}  dev UAS {scores['uas']:.2f} "
-                  f"LAS {scores['las']:.2f}  ({time.time() - t0:.0f}s, {minutes:.1f} min)\n")
-        log.flush()
-        if minutes * (epoch + 1) / epoch > max_minutes:
-            log.write(f"parse: stopping after epoch {epoch}: the next one would pass {max_minutes} minutes\n")
-            break
-    summary = {"best": best, "minutes": round((time.time() - start) / 60, 1), "history": history,
-               "model": str(out)}
-    return summary
-
-
-# the biaffine options' defaults are train()'s, so that the command and the library agree
-_BIAFFINE = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+# the defaults of nlpipe.train.biaffine.train (not imported here: the stage does not load training code)
+_BIAFFINE = {"epochs": 60, "max_minutes": 85.0, "batch_tokens": 1000, "lr": 2e-3, "glove_top": 40000,
+             "decay": 0.93, "ema": 0.999}
 
 
 @click.command(name="parse")
@@ -595,17 +388,19 @@ def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epo
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
     given = {k: v for k, v in (("epochs", epochs), ("lr", lr)) if v is not None}  # else each parser's default
     if parser == "transition":
-        from nlpipe.train.transition import TrainOptions
+        from nlpipe.train.transition import TrainOptions, train_transition
 
         options = TrainOptions(mode=mode, margin=margin, l2=l2, average_every=average_every, min_count=min_count,
                                explore=explore, explore_from=explore_from, seed=seed, **given)
         result = train_transition(train_path, dev_path, out_dir, options, pos_source, clusters_path,
                                   run_margin, run_checkpoints)
     else:
+        from nlpipe.train.biaffine import train
+
         result = train(train_path, dev_path, out_dir, max_minutes=max_minutes, batch_tokens=batch_tokens,
-                       seed=seed, threads=threads, device=device, glove_words_file=glove_words,
-                       glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
-                       init=init, decay=decay, ema=ema, **given)
+                     seed=seed, threads=threads, device=device, glove_words_file=glove_words,
+                     glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
+                     init=init, decay=decay, ema=ema, **given)
     best = result["best"]
     click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
                f"{result['minutes']} min -> {out_dir}", err=True)

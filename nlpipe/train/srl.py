@@ -1,4 +1,5 @@
-"""`nlpipe train srl`: vocabularies, GloVe initialisation and the training loop of LISA / SA (torch).
+"""`nlpipe train srl`: vocabularies, GloVe initialisation, the per-batch loss and the dev scorer of
+LISA / SA (torch); the loop is :class:`nlpipe.train.loop.Trainer`.
 
 Adam with linear warm-up then inverse square-root decay, gradient clipping, length-bucketed
 batches; after every epoch the dev set is annotated through the stage's own code path and the
@@ -6,23 +7,22 @@ epoch with the best dev SRL F1 (gold predicates) is kept in the model directory.
 """
 from __future__ import annotations
 
-import copy
-import random
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-import numpy as np
-import torch
-
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.io.provenance import training_block
+from nlpipe.nn.batching import length_batches
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
 from nlpipe.tags import label_order
+from nlpipe.stages.srl import Example, LisaModel, SrlStage, example
+from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.optim import adam
+from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary
 
 
 def read_gold(path: str, max_len: int) -> List[Sentence]:
@@ -41,6 +41,7 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
     for w in glove_words[:glove_top]:
         words.setdefault(word_key(w), None)
     roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=label_order)
+    roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=lambda t: (t[2:], t[0]))
     by_lemma: Dict[str, Counter] = defaultdict(Counter)
     by_form: Dict[str, Counter] = defaultdict(Counter)
     for e in examples:
@@ -51,7 +52,7 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
                 by_lemma[e.lemmas[p].lower()][r] += 1
             by_form[e.forms[p].lower()][r] += 1
     return {
-        "words": list(words),
+        "words": vocabulary((f for e in examples for f in e.forms), glove_words, glove_top),
         "tags": sorted({t for e in examples for t in e.tags}),
         "rels": sorted({r for e in examples for r in e.rels}),
         "roles": ["O"] + roles,
@@ -60,28 +61,40 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
     }
 
 
-def _glove_vectors(vocab_words: Sequence[str], glove_words: Sequence[str], vectors: np.ndarray, dim: int,
-                   seed: int) -> np.ndarray:
-    from nlpipe.nn.embeddings import init_vectors
-    from nlpipe.nn.features import word_key
-
-    index: Dict[str, int] = {}
-    for i, w in enumerate(glove_words):
-        index.setdefault(word_key(w), i)
-    return init_vectors(vocab_words, index, vectors, dim, seed)
-
-
 def dev_scores(model: Any, gold: List[Sentence]) -> Dict[str, float]:
     """Dev SRL F1 with gold predicates and predicate F1, through :class:`SrlStage` (percent)."""
-    from nlpipe.runtime.evaluate import score, strip_stage
-    from nlpipe.stages.srl import SrlStage
-
-    with_preds = list(SrlStage(model, "srl", predicates_from_input=True).annotate(strip_stage("srl", gold, True)))
-    srl = score("srl", gold, with_preds)
-    found = list(SrlStage(model, "predicates").annotate(strip_stage("predicates", gold)))
-    preds = score("predicates", gold, found)
+    srl = stage_scores(SrlStage(model, "srl", predicates_from_input=True), "srl", gold, gold_predicates=True)
+    preds = stage_scores(SrlStage(model, "predicates"), "predicates", gold)
     return {"f1": srl["f1"], "precision": srl["precision"], "recall": srl["recall"], "predicates_f1": preds["f1"],
             "sense_accuracy": preds["sense_accuracy"]}
+
+
+class LisaTrainer(Trainer):
+    """LISA's batches (length-bucketed, reshuffled every epoch), loss and dev scores; saves every
+    new best epoch to ``out``."""
+
+    name, key, shown = "srl", "f1", ("f1", "predicates_f1")
+
+    def __init__(self, model: LisaModel, train: List[Example], dev: List[Sentence], batch_tokens: int,
+                 out: Path, training: Callable[[Dict[str, Any], int], Dict[str, Any]], start: float, lang: str):
+        self.model, self.net = model, model.net
+        self.train, self.dev, self.out, self.training, self.start = train, dev, out, training, start
+        self.lang = lang
+        self._batches = length_batches([len(e.forms) for e in train], batch_tokens)
+
+    def batches(self, rng: Any) -> List[List[int]]:
+        rng.shuffle(self._batches)
+        return self._batches
+
+    def loss(self, batch: List[int]) -> Any:
+        return self.model.net.loss(self.model.tensors([self.train[i] for i in batch], gold=True))
+
+    def dev_scores(self) -> Dict[str, float]:
+        return dev_scores(self.model, self.dev)
+
+    def on_best(self, epoch: int, scores: Dict[str, float], steps: int) -> None:
+        best = dict(scores, epoch=epoch, seconds=round(time.time() - self.start))
+        self.model.save(self.out, self.training(best, steps), self.lang)
 
 
 def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, no_syntax: bool = False,
@@ -96,15 +109,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
     """
-    from nlpipe.nn.batching import length_batches
-    from nlpipe.stages.srl import LisaModel, example
-    from nlpipe.nn.embeddings import load_glove
-
-    if threads:
-        torch.set_num_threads(threads)
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+    rng = seed_everything(seed, threads)
     hp = dict(DEFAULTS, syntax=not no_syntax)
     for key, val in (("layers", layers), ("d_model", d_model), ("heads", heads)):
         if val is not None:
@@ -126,60 +131,33 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         raise NlpipeError(f"{train_path}: no predicates in the training data (MISC Pred= and SRL= entries; "
                           f"'python -m nlpipe.train.srl_data' joins PropBank files to UD trees)")
     if not init:
-        g_words, g_vectors = load_glove(glove_words, glove_vectors)
-        vocab = build_vocab(train_ex, g_words, glove_top)
         from nlpipe.nn.features import Vocab
 
-        vectors = _glove_vectors(Vocab(vocab["words"]).words, g_words, g_vectors, hp["word_dim"], seed)
+        g_words, g_vectors = load_glove(glove_words, glove_vectors)
+        vocab = build_vocab(train_ex, g_words, glove_top)
+        vectors, _ = embeddings(Vocab(vocab["words"]).words, g_words, g_vectors, hp["word_dim"], seed)
         model = LisaModel(vocab, hp, "cpu", vectors)
     n_params = sum(p.numel() for p in model.net.parameters())
     log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
         f"{len(vocab['words'])} words, {len(vocab['tags'])} tags, {len(vocab['roles'])} role labels; "
         f"{n_params} parameters")
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
-    rng = random.Random(seed)
-    lengths = [len(e.forms) for e in train_ex]
-    batches = length_batches(lengths, batch_tokens)
-    t0 = time.time()
-    step = 0
-    best: Dict[str, Any] = {"f1": -1.0, "epoch": 0}
-    best_state = None
-    stale = 0
-    for epoch in range(1, epochs + 1):
-        model.net.train()
-        rng.shuffle(batches)
-        totals: Counter = Counter()
-        for batch in batches:
-            step += 1
-            for g in opt.param_groups:
-                g["lr"] = (inverse_sqrt(step + init_steps, lr, warmup) * min(1.0, step / 100) if init
-                           else inverse_sqrt(step, lr, warmup))
-            loss, parts = model.net.loss(model.tensors([train_ex[i] for i in batch], gold=True))
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 1.0)
-            opt.step()
-            totals.update(parts)
-        scores = dev_scores(model, dev_sents)
-        elapsed = time.time() - t0
-        losses = " ".join(f"{k} {v / len(batches):.3f}" for k, v in sorted(totals.items()))
-        better = scores["f1"] > best["f1"]
-        log(f"epoch {epoch:3d}  {losses}  dev SRL F1 {scores['f1']:.2f} (gold predicates)  predicates F1 "
-            f"{scores['predicates_f1']:.2f}  {elapsed / 60:.1f} min{'  *' if better else ''}")
-        if better:
-            best = dict(scores, epoch=epoch, seconds=round(elapsed))
-            best_state = copy.deepcopy(model.net.state_dict())
-            stale = 0
-            model.save(Path(out), _training(train_path, dev_path, hp, best, lr, warmup, batch_tokens, seed,
-                                            glove_top, init, init_steps + step), lang)
-        else:
-            stale += 1
-        if stale >= patience or elapsed > max_minutes * 60:
-            break
-    if best_state is not None:
-        model.net.load_state_dict(best_state)
+
+    def step_lr(step: int) -> float:
+        return (inverse_sqrt(step + init_steps, lr, warmup) * min(1.0, step / 100) if init
+                else inverse_sqrt(step, lr, warmup))
+
+    def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
+        return _training(train_path, dev_path, hp, best, lr, warmup, batch_tokens, seed, glove_top, init,
+                         init_steps + steps)
+
+    start = time.time()
+    trainer = LisaTrainer(model, train_ex, dev_sents, batch_tokens, Path(out), training, start, lang)
+    run = trainer.fit(opt, epochs, rng, log, clip=1.0, step_lr=step_lr, patience=patience,
+                      max_minutes=max_minutes, start=start)
+    best = run.best
     return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
-            "epoch": best["epoch"], "seconds": round(time.time() - t0), "syntax": hp["syntax"]}
+            "epoch": run.best_epoch, "seconds": round(time.time() - start), "syntax": hp["syntax"]}
 
 
 def _training(train_path: str, dev_path: str, hp: Dict[str, Any], best: Dict[str, Any], lr: float, warmup: int,
@@ -190,5 +168,5 @@ def _training(train_path: str, dev_path: str, hp: Dict[str, Any], best: Dict[str
                            "predicates_f1": round(best["predicates_f1"], 2)},
                           epochs=best["epoch"], seconds=best["seconds"], lr=lr, warmup=warmup,
                           batch_tokens=batch_tokens, seed=seed,
-                          glove=f"glove.6B.50d: training words + {glove_top} most frequent",
+                          glove=f"{GLOVE}: training words + {glove_top} most frequent",
                           syntax=hp["syntax"], steps=steps, continued_from=init)

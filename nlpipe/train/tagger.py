@@ -1,26 +1,17 @@
-"""Training loop for the neural sequence taggers: length-bucketed batches, Adam, best-on-dev.
-
-Sequences are sentences, or whole documents (``--context document``) whose sentence boundaries are
-kept so that scores and output stay per sentence.
+"""Training units of the neural sequence taggers: sentences, or whole documents (``--context
+document``) whose sentence boundaries are kept so that scores and output stay per sentence; their
+padded tensors, and the entity F1 they are scored by.
 """
 from __future__ import annotations
 
-import copy
-import random
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
-from nlpipe.nn.batching import length_batches
-from nlpipe.decode import chain
 from nlpipe.metrics import span_scores
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
-from nlpipe.train.optim import adam
-from nlpipe.nn.tagger import NeuralTagger
-from nlpipe.tags import repair
 
 
 @dataclass
@@ -69,27 +60,6 @@ def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dic
     return tuple(None if a is None else torch.as_tensor(a, device=device) for a in (w, sh, t, mask, aff))
 
 
-def predict_tags(model: NeuralTagger, vocab: Vocab, seqs: Sequence[Sequence_], device: torch.device,
-                 batch_tokens: int = 8000, affixes: Optional[AffixVocab] = None) -> List[List[str]]:
-    """Predicted BIO tags per sentence (document units split back, each sentence repaired)."""
-    model.eval()
-    labels = model.labels
-    crf = model.crf.chain() if model.crf is not None else None
-    out: Dict[int, List[str]] = {}
-    for idx in length_batches([len(s.words) for s in seqs], batch_tokens):
-        words, shapes, _, mask, aff = tensorize([seqs[i] for i in idx], vocab, None, device, affixes)
-        lengths = mask.sum(1).cpu().numpy()
-        ids = chain.decode(model.predict(words, shapes, mask, aff), lengths, labels, crf)
-        for row, i in enumerate(idx):
-            out[i] = [labels[j] for j in ids[row, :lengths[row]]]
-    tags: List[List[str]] = []
-    for i, s in enumerate(seqs):
-        bounds = s.starts + [len(s.words)]
-        for a, b in zip(bounds, bounds[1:]):
-            tags.append(repair(out[i][a:b]))  # a sentence cut from a document may start inside an entity
-    return tags
-
-
 def span_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
     """conlleval entity F1 (x100) over sentences (:func:`nlpipe.metrics.span_scores`)."""
     return 100.0 * span_scores(gold, pred)[0].f1
@@ -101,46 +71,3 @@ def gold_sentences(seqs: Sequence[Sequence_]) -> List[List[str]]:
         bounds = s.starts + [len(s.words)]
         out.extend(s.tags[a:b] for a, b in zip(bounds, bounds[1:]))
     return out
-
-
-def train_tagger(model: NeuralTagger, vocab: Vocab, train: List[Sequence_], dev: List[Sequence_],
-                 epochs: int, lr: float, batch_tokens: int, device: torch.device, seed: int = 1,
-                 patience: int = 15, log: Callable[[str], None] = print,
-                 time_limit: Optional[float] = None, affixes: Optional[AffixVocab] = None) -> Dict[str, Any]:
-    """Train ``model`` in place, keeping the weights of the best dev-F1 epoch; returns a summary."""
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
-    label_index = {t: i for i, t in enumerate(model.labels)}
-    model.to(device)
-    opt = adam(model.parameters(), lr=lr, betas=(0.9, 0.9))
-    gold = gold_sentences(dev)
-    best: Dict[str, Any] = {"dev_f1": -1.0, "epoch": 0}
-    best_state = copy.deepcopy(model.state_dict())
-    lengths = [len(s.words) for s in train]
-    t0 = time.time()
-    for epoch in range(1, epochs + 1):
-        model.train()
-        total, n = 0.0, 0
-        for idx in length_batches(lengths, batch_tokens, rng):
-            words, shapes, tags, mask, aff = tensorize([train[i] for i in idx], vocab, label_index, device,
-                                                       affixes)
-            loss = model.loss(words, shapes, tags, mask, aff)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-            n += len(idx)
-        f1 = span_f1(gold, predict_tags(model, vocab, dev, device, affixes=affixes))
-        log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  dev F1 {f1:.2f}  {time.time() - t0:.0f}s")
-        if f1 > best["dev_f1"]:
-            best = {"dev_f1": round(f1, 2), "epoch": epoch}
-            best_state = copy.deepcopy(model.state_dict())
-        elif epoch - best["epoch"] >= patience:
-            break
-        if time_limit is not None and time.time() - t0 > time_limit:
-            log("time limit reached")
-            break
-    model.load_state_dict(best_state)
-    best["seconds"] = round(time.time() - t0, 1)
-    return best

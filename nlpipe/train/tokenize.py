@@ -5,9 +5,10 @@ are laid end to end in one stream, separated by padding (so the network sees par
 inference) or, for a share ``join`` of them, by one space (so it also learns sentence ends where
 the input has no paragraph breaks). Each epoch cuts the stream into windows at a random offset;
 a window's loss counts only its centre, whose characters see their whole receptive field.
-The weights kept are an exponential moving average of the trained ones.
-After every epoch the model tokenizes the dev raw text through the real stage code and is scored
-by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence threshold is tuned on dev.
+The loop is :class:`nlpipe.train.loop.Trainer`; the weights kept are an exponential moving average of
+the trained ones. After every epoch the model tokenizes the dev raw text through the real stage code
+and is scored by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence threshold
+is tuned on dev.
 """
 from __future__ import annotations
 
@@ -16,21 +17,22 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import nn
 
 from nlpipe.io.conllu import read_file
+from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_config, write_json
 from nlpipe.io.provenance import training_block
+from nlpipe.train.loop import Trainer, seed_everything
 from nlpipe.train.optim import adam
 from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
     labelled_paragraphs, learn_multiwords
 from nlpipe.models.segmenter_numpy import SegmenterInference
-from nlpipe.nn.weights import WeightAverage
 
 
 class CharCNN(nn.Module):
@@ -143,6 +145,41 @@ def _total(s: Dict[str, float]) -> float:
     return s["tokens_f1"] + s["sentences_f1"] + s["words_f1"]
 
 
+class SegmenterTrainer(Trainer):
+    """The character CNN's batches (windows of the training stream, cut at a new random offset every
+    epoch), loss and dev scores (selected by the sum of the three F1)."""
+
+    name, key = "tokenize", "tokens_f1 + sentences_f1 + words_f1"
+
+    def __init__(self, model: CharCNN, stream: Tuple[np.ndarray, np.ndarray, np.ndarray], length: int,
+                 radius: int, batch: int, dev: Any):
+        self.net, self.stream, self.length, self.radius, self.batch = model, stream, length, radius, batch
+        self.dev = dev   # weights -> dev scores
+        self.loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
+
+    def batches(self, rng: random.Random) -> Iterator[Tuple[torch.Tensor, ...]]:
+        w_ids, w_bits, w_lab = _windows(*self.stream, self.length, self.radius, rng)
+        order = list(range(len(w_ids)))
+        rng.shuffle(order)
+        for b in range(0, len(order), self.batch):
+            sel = order[b:b + self.batch]
+            yield tuple(torch.from_numpy(a[sel].astype(np.int64)) for a in (w_ids, w_bits, w_lab))
+
+    def loss(self, batch: Tuple[torch.Tensor, ...]) -> torch.Tensor:
+        x, xb, y = batch
+        return self.loss_fn(self.net(x, xb).reshape(-1, N_LABELS), y.reshape(-1))
+
+    def params(self) -> Dict[str, np.ndarray]:
+        """The weights now in the network, for the numpy inference."""
+        return {k: v.numpy().astype(np.float32) for k, v in self.net.state_dict().items()}
+
+    def dev_scores(self) -> Dict[str, float]:
+        return self.dev(self.params())
+
+    def value(self, scores: Dict[str, float]) -> float:
+        return _total(scores)
+
+
 def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: int = 32, emb: int = 16,
           dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
           dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "tokenize-rules-ewt",
@@ -152,13 +189,10 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
           lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``;
     ``lang`` is the training data's language code, recorded in the model."""
-    from nlpipe.runtime.evaluate import raw_text
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
-    torch.set_num_threads(threads)
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
+    rng = seed_everything(seed, threads)
     dil = [int(d) for d in dilations.split(",") if d.strip()]
     if not dil or min(dil) < 1:
         raise NlpipeError(f"--dilations must be positive integers, got '{dilations}'")
@@ -186,48 +220,17 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
 
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
     opt = adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))
-    loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
-    # the model kept and evaluated is an exponential moving average of the weights (steadier dev scores)
-    ema = WeightAverage(model, ema_decay)
-    best: Optional[Tuple[float, int, Dict[str, np.ndarray], Dict[str, float]]] = None
-    history = []
-    for epoch in range(1, epochs + 1):
-        t0 = time.time()
-        model.train()
-        w_ids, w_bits, w_lab = _windows(ids, bits, labels, length, radius, rng)
-        order = list(range(len(w_ids)))
-        rng.shuffle(order)
-        total, count = 0.0, 0
-        for b in range(0, len(order), batch):
-            sel = order[b:b + batch]
-            x = torch.from_numpy(w_ids[sel].astype(np.int64))
-            xb = torch.from_numpy(w_bits[sel].astype(np.int64))
-            y = torch.from_numpy(w_lab[sel])
-            loss = loss_fn(model(x, xb).reshape(-1, N_LABELS), y.reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            ema.update(model)
-            total += loss.item()
-            count += 1
-        sched.step()
-        params = {k: v.numpy().astype(np.float32) for k, v in ema.state.items()}
-        dev = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
-        history.append(dict(dev, epoch=epoch, loss=total / max(count, 1)))
-        mark = ""
-        if best is None or _total(dev) > best[0]:
-            best = (_total(dev), epoch, params, dev)
-            mark = " *"
-        elapsed = time.time() - t_start
-        log(f"epoch {epoch}/{epochs}: loss {total / max(count, 1):.4f}  dev tokens {dev['tokens_f1']:.2f}  "
-            f"sentences {dev['sentences_f1']:.2f}  words {dev['words_f1']:.2f}  "
-            f"({time.time() - t0:.0f} s, {elapsed / 60:.1f} min){mark}")
-        if time_limit is not None and elapsed > time_limit and epoch < epochs:
-            log(f"time limit reached after epoch {epoch}")
-            break
-    assert best is not None
-    _, best_epoch, params, dev = best
+
+    def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
+        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
+
+    trainer = SegmenterTrainer(model, (ids, bits, labels), length, radius, batch, scores_of)
+    run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
+                      scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs)),
+                      max_minutes=None if time_limit is None else time_limit / 60)
+    best_epoch, params = run.best_epoch, trainer.params()
+    dev = {k: run.best[k] for k in ("tokens_f1", "sentences_f1", "words_f1")}
+    history = run.history
 
     # sentence threshold: sentence-end score minus token-end score
     threshold = 0.0

@@ -8,19 +8,28 @@ its legal actions, the only ones the hinge compares with).
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlpipe.errors import NlpipeError
+from nlpipe.io.conllu import read_file
+from nlpipe.io.model_dir import UNDETERMINED, write_config
+from nlpipe.io.provenance import training_block
+from nlpipe.linear.margin import checkpoint_schedule
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.clusters import Clusters
 from nlpipe.train.linear_fit import MODES, fit, rows_for, vocabulary
+from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES
 from nlpipe.models.transition.model import TransitionModel
 from nlpipe.models.transition.system import Configurations, Oracle
+from nlpipe.stages.parse import TRANSITION_ARCH, TransitionParseStage, read_treebank
 
 # a training tree: forms, UPOS, XPOS, heads (1-based, 0 = root), labels
 Tree = Tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[int], Sequence[str]]
@@ -148,37 +157,34 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
                             [np.zeros((len(t) + 1, C), np.float32) for t in tables], clusters)
     log(f"{len(train)} sentences, {len(gold)} configurations, {len(v['words'])} words, {len(v['labels'])} labels, "
         f"{n_t} templates, {sum(len(t) for t in tables)} features ({time.time() - t0:.0f}s)")
+    run = Selection("", "las", options.epochs, log, shown=("uas", "las"), start=t0) if dev_score else None
     history: List[Dict[str, object]] = []
-    best: Dict[str, object] = {"las": -1.0}
     best_weights: List[np.ndarray] = []
     explored: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
     explore_rng = np.random.default_rng(options.seed + 1)
 
     def on_epoch(epoch: int, loss: float) -> None:
-        nonlocal best, best_weights, explored
-        entry: Dict[str, object] = {"epoch": epoch + 1, "loss": round(loss, 4), "seconds": round(time.time() - t0)}
+        nonlocal best_weights, explored
+        extra: Dict[str, object] = {}
         model.prepare()
         if options.explore > 0 and options.explore_from <= epoch + 2 <= options.epochs:
             # the next epoch also trains on where this model's own mistakes lead
             ek, eg, el = explore_examples(model, train, options.explore, explore_rng)
             explored = (rows_for(ek, tables), eg, el)
-            entry["explored"] = int(len(eg))
+            extra["explored"] = int(len(eg))
             log(f"exploration: {len(eg)} configurations off the gold path ({time.time() - t0:.0f}s)")
-        if dev_score is not None:
-            full = dev_score(model, None)
-            entry["dev"] = full
-            msg = f"dev UAS {full['uas']:.2f} LAS {full['las']:.2f}"
-            if options.mode != "full":
-                dyn = dev_score(model, options.margin)
-                entry["dev_margin"] = dyn
-                msg += f"; margin {options.margin}: LAS {dyn['las']:.2f}, {dyn.get('templates', 0):.1f} templates"
-            if full["las"] > best["las"]:
-                best = dict(full, epoch=epoch + 1)
-                best_weights = [w.copy() for w in model.weights]
-        else:
-            msg = ""
-        history.append(entry)
-        log(f"epoch {epoch + 1}/{options.epochs}: loss {loss:.4f} {msg} ({time.time() - t0:.0f}s)")
+        if run is None:
+            history.append(dict(extra, epoch=epoch + 1, loss=round(loss, 4), seconds=round(time.time() - t0)))
+            log(f"epoch {epoch + 1}/{options.epochs}: loss {loss:.4f} ({time.time() - t0:.0f}s)")
+            return
+        full = dev_score(model, None)
+        dyn = dev_score(model, options.margin) if options.mode != "full" else None
+        if dyn is not None:
+            extra["dev_margin"] = dyn
+        if run.record(epoch + 1, full, round(loss, 4), **extra):
+            best_weights = [w.copy() for w in model.weights]
+        if dyn is not None:
+            log(f"  at margin {options.margin}: dev LAS {dyn['las']:.2f}, {dyn.get('templates', 0):.1f} templates")
 
     fit_mode = options.mode
     fit(model.weights, rows, gold, mode=fit_mode, margin=options.margin, lr=options.lr, l2=options.l2,
@@ -188,7 +194,72 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
     if best_weights:
         model.weights = best_weights
     model.compact()
-    summary = {"options": asdict(options), "best": best, "history": history,
+    summary = {"options": asdict(options), "best": run.best if run else {},
+               "history": run.history if run else history,
                "configurations": int(len(gold)), "seconds": round(time.time() - t0, 1),
                "parameters": model.num_parameters()}
     return model, summary
+
+
+# ---------------------------------------------------------------------------------------------
+# `nlpipe train parse --parser transition`
+
+def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = None) -> Any:
+    """``score(model, margin)`` -> dev UAS/LAS (nlpipe.metrics, UD style) and mean templates, from
+    the stage parsing the dev file."""
+    gold = list(read_file(dev_path))
+
+    def scorer(model: Any, margin: Optional[float]) -> Dict[str, float]:
+        stage = TransitionParseStage(model, margin, checkpoints)
+        r = stage_scores(stage, "parse", gold, gold_path=dev_path)
+        return {"uas": round(r["uas"], 2), "las": round(r["las"], 2), "templates": round(stage.mean_templates, 2)}
+
+    return scorer
+
+
+def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any, pos_source: str,
+                     clusters_path: Optional[str] = None, run_margin: Optional[float] = None,
+                     run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr,
+                     lang: str = UNDETERMINED) -> Dict[str, Any]:
+    """Train and save a transition parser; ``clusters_path`` is a word-cluster table
+    (``clusters.npz`` as the POS tagger saves it; the model keeps a copy); ``run_margin`` and
+    ``run_checkpoints`` become the model's default margin inference (None: every template);
+    ``lang`` the training data's language code. Returns the summary."""
+    try:
+        schedule = checkpoint_schedule(run_checkpoints)
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
+    clusters = None
+    if clusters_path:
+        try:
+            clusters = Clusters.load(Path(clusters_path))
+        except (OSError, ValueError, KeyError) as e:
+            raise NlpipeError(f"{clusters_path}: cannot read the word-cluster table ({e})") from None
+
+    start = time.time()
+    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in read_treebank(train_path)]
+    if not trees:
+        raise NlpipeError(f"{train_path}: no sentences with words")
+
+    def say(msg: str) -> None:
+        log.write(f"parse (transition): {msg}\n")
+        log.flush()
+
+    try:
+        model, summary = train_parser(trees, options, transition_dev_scorer(dev_path, schedule), say, clusters)
+    except ValueError as e:
+        raise NlpipeError(f"{train_path}: {e}") from None
+    minutes = round((time.time() - start) / 60, 1)
+    model.save(Path(out_dir))
+    best = summary["best"]
+    write_config(Path(out_dir), {
+        "stage": "parse", "arch": TRANSITION_ARCH, "language": lang,
+        "model": {"system": "arc-standard+swap", "margin": run_margin, "checkpoints": run_checkpoints,
+                  "templates": len(model.templates), "parameters": summary["parameters"]},
+        "labels": model.labels,
+        "training": training_block({"train": train_path, "dev": dev_path, "clusters": clusters_path},
+                                   {"uas": best.get("uas"), "las": best.get("las")},
+                                   pos=pos_source, minutes=minutes, options=summary["options"],
+                                   configurations=summary["configurations"], best_epoch=best.get("epoch"),
+                                   history=summary["history"])})
+    return dict(summary, minutes=minutes, model=out_dir)
