@@ -11,7 +11,8 @@ also stays accurate when run with every template.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -75,6 +76,30 @@ class AdaGrad:
         acc = self.acc[j][uniq] + g * g
         self.acc[j][uniq] = acc
         w[uniq] = wu - self.lr * g / (np.sqrt(acc) + self.eps)
+
+
+@dataclass
+class FitOptions:
+    """Hyper-parameters of :func:`fit` shared by the linear trainers (each sets its own defaults)."""
+
+    mode: str = "dynamic"
+    margin: float = 1.0
+    lr: float = 0.02
+    l2: float = 0.0
+    epochs: int = 4
+    batch_size: int = 512
+    average_every: int = 0
+    min_count: int = 2
+    seed: int = 0
+
+    def fit_mode(self) -> str:
+        return self.mode
+
+    def fit_options(self, epochs: Optional[int] = None, mode: Optional[str] = None) -> Dict[str, object]:
+        """Keyword arguments of :func:`fit` (``epochs``/``mode`` override the options')."""
+        return {"mode": mode or self.fit_mode(), "margin": self.margin, "lr": self.lr, "l2": self.l2,
+                "epochs": self.epochs if epochs is None else epochs, "batch_size": self.batch_size,
+                "average_every": self.average_every, "seed": self.seed}
 
 
 def fit(weights: List[np.ndarray], rows: np.ndarray, gold: np.ndarray, *, mode: str = "dynamic",

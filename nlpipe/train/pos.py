@@ -32,7 +32,7 @@ from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template, second_pass_order, uses_clusters
 from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger
-from nlpipe.train.linear_fit import build_model, feature_keys, fit, rows_for, vocabulary
+from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, rows_for, vocabulary
 from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
 from nlpipe.train.vectors import glove_clusters
@@ -42,18 +42,10 @@ TaggedSentence = Tuple[List[str], List[str], List[str]]
 
 
 @dataclass
-class TrainOptions:
+class TrainOptions(FitOptions):
     """Hyper-parameters of tagger training (saved in the model's config)."""
 
-    mode: str = "dynamic"
-    margin: float = 1.0
-    lr: float = 0.02
     l2: float = 0.3
-    epochs: int = 4
-    batch_size: int = 512
-    average_every: int = 0
-    min_count: int = 2
-    seed: int = 0
     fixed_n: Optional[int] = None
     order: str = "wrapper"               # wrapper | baseline | given
     wrapper_steps: int = 10
@@ -62,10 +54,8 @@ class TrainOptions:
     wrapper_epochs: int = 2
     templates: List[str] = field(default_factory=lambda: list(DEFAULT_TEMPLATES))
 
-    def fit_options(self, epochs: Optional[int] = None, mode: Optional[str] = None) -> Dict[str, object]:
-        return {"mode": mode or ("full" if self.mode == "fixed" else self.mode), "margin": self.margin,
-                "lr": self.lr, "l2": self.l2, "epochs": self.epochs if epochs is None else epochs,
-                "batch_size": self.batch_size, "average_every": self.average_every, "seed": self.seed}
+    def fit_mode(self) -> str:
+        return "full" if self.mode == "fixed" else self.mode
 
 
 @dataclass

@@ -24,7 +24,7 @@ from nlpipe.io.provenance import training_block
 from nlpipe.linear.margin import checkpoint_schedule
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.clusters import Clusters
-from nlpipe.train.linear_fit import MODES, fit, rows_for, vocabulary
+from nlpipe.train.linear_fit import MODES, FitOptions, fit, rows_for, vocabulary
 from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES
 from nlpipe.models.transition.model import TransitionModel
@@ -36,22 +36,17 @@ Tree = Tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[int], Sequenc
 
 
 @dataclass
-class TrainOptions:
+class TrainOptions(FitOptions):
     """Hyper-parameters of transition parser training (saved in the model's config)."""
 
     mode: str = "dynamic+full"      # see nlpipe.train.linear_fit.fit: dynamic, full or dynamic+full
-    margin: float = 1.0
-    lr: float = 0.02
-    l2: float = 0.0
     epochs: int = 8
-    batch_size: int = 512
     average_every: int = 20
     min_count: int = 6              # feature keys seen fewer times share the unknown row (en_ewt dev:
                                     # LAS 77.2 with 2, 79.8 with 3, 80.7 with 6)
     min_word: int = 2               # words seen fewer times are UNK
     explore: float = 0.0            # > 0: also train on the parser's own paths, following it this often
     explore_from: int = 2           # the first epoch (1-based) that does
-    seed: int = 0
     templates: List[str] = field(default_factory=lambda: list(DEFAULT_TEMPLATES))
 
 
@@ -186,11 +181,8 @@ def train_parser(train: Sequence[Tree], options: TrainOptions,
         if dyn is not None:
             log(f"  at margin {options.margin}: dev LAS {dyn['las']:.2f}, {dyn.get('templates', 0):.1f} templates")
 
-    fit_mode = options.mode
-    fit(model.weights, rows, gold, mode=fit_mode, margin=options.margin, lr=options.lr, l2=options.l2,
-        epochs=options.epochs, batch_size=options.batch_size, seed=options.seed,
-        average_every=options.average_every, allowed=legal, on_epoch=on_epoch,
-        extra=lambda epoch: explored)
+    fit(model.weights, rows, gold, allowed=legal, on_epoch=on_epoch, extra=lambda epoch: explored,
+        **options.fit_options())  # type: ignore[arg-type]
     if best_weights:
         model.weights = best_weights
     model.compact()
