@@ -1,6 +1,7 @@
 """The parse stage: training on a tiny treebank, save/load, annotation of HEAD/DEPREL only, errors."""
 from __future__ import annotations
 
+import inspect
 import io
 import json
 from pathlib import Path
@@ -253,6 +254,12 @@ def test_train_rejects_a_weight_average_decay_outside_0_1(tmp_path):
 def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypatch):
     from click.testing import CliRunner
 
+    from nlpipe.cli.train import train_parse
+
+    # the defaults a user gets when not giving the options (biaffine: train()'s; transition: TrainOptions')
+    own = {k: v.default for k, v in inspect.signature(B.train).parameters.items()}
+    assert {k: own[k] for k in ("epochs", "lr", "max_minutes", "batch_tokens", "decay", "ema")} == \
+        {"epochs": 60, "lr": 2e-3, "max_minutes": 85.0, "batch_tokens": 1000, "decay": 0.93, "ema": 0.999}
     calls = []
     done = {"best": {"uas": 0.0, "las": 0.0, "epoch": 1}, "minutes": 0.0}
     monkeypatch.setattr(B, "train", lambda *a, **kw: calls.append(kw) or done)
@@ -260,11 +267,14 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     base = ["--train", "t", "--dev", "d", "--out", "m"]
     for args in (base, base + ["--epochs", "3", "--lr", "0.1"],
                  base + ["--parser", "transition"], base + ["--parser", "transition", "--epochs", "3", "--lr", "0.1"]):
-        assert CliRunner().invoke(P.train_command, args).exit_code == 0
+        assert CliRunner().invoke(train_parse, args).exit_code == 0
     biaffine, biaffine_given, transition, transition_given = calls
-    assert "epochs" not in biaffine and "lr" not in biaffine          # train()'s own defaults apply
-    assert (biaffine["ema"], biaffine["decay"], biaffine["batch_tokens"]) == (0.999, 0.93, 1000)
-    assert (biaffine["max_minutes"], biaffine["glove_top"]) == (85.0, 40000)
+    # only the shared options reach train(); its own defaults (60 epochs, lr 2e-3, 85 minutes, batches
+    # of 1000 tokens, decay 0.93, ema 0.999) apply to the rest
+    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "glove_words_file": None, "glove_top": 40000,
+                        "pos_source": "as in the training file", "init": None, "glove": None}
     assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
-    assert (transition.epochs, transition.lr, transition.min_count) == (8, 0.02, 6)
+    assert (transition.epochs, transition.lr, transition.min_count, transition.margin, transition.seed) == \
+        (8, 0.02, 6, 1.0, 1)
     assert (transition_given.epochs, transition_given.lr) == (3, 0.1)
+

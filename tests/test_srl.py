@@ -17,6 +17,7 @@ from nlpipe.errors import InputError, ModelError  # noqa: E402
 from nlpipe.io.provenance import training_block  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
+from nlpipe.cli.train import train_srl  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.stages import srl  # noqa: E402
 
@@ -229,7 +230,7 @@ def test_train_command_writes_a_loadable_model(tmp_path):
     words.write_text("the\ncat\ndog\n", encoding="utf-8")
     np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(3, 50)).astype(np.float32))
     out = tmp_path / "model"
-    r = CliRunner().invoke(srl.train_command, [
+    r = CliRunner().invoke(train_srl, [
         "--train", TRAIN, "--dev", TRAIN, "--out", str(out), "--epochs", "2", "--layers", "2",
         "--d-model", "16", "--heads", "2", "--glove-words", str(words), "--glove-vectors",
         str(tmp_path / "g.npy"), "--json"])

@@ -371,14 +371,14 @@ def test_cli_transition_parse_and_train(model_dir, tmp_path):
     out = tmp_path / "m2"
     r = runner.invoke(cli, ["train", "parse", "--parser", "transition", "--train", str(model_dir / "train.conllu"),
                             "--dev", str(model_dir / "dev.conllu"), "--out", str(out), "--epochs", "1",
-                            "--min-count", "1", "--run-margin", "0.5", "--run-checkpoints", "8,24"])
+                            "--min-count", "1", "--margin", "0.5", "--checkpoints", "8,24"])
     assert r.exit_code == 0, r.output
     config = read_config(out, "parse")
     assert config["arch"] == "transition-dfs.v1"
     assert config["model"]["margin"] == 0.5 and config["model"]["checkpoints"] == "8,24"
     assert load_stage("parse", str(out)).margin == 0.5
     r = runner.invoke(cli, ["train", "parse", "--parser", "transition", "--train", str(model_dir / "train.conllu"),
-                            "--dev", str(model_dir / "dev.conllu"), "--out", str(out), "--run-checkpoints", "x"])
+                            "--dev", str(model_dir / "dev.conllu"), "--out", str(out), "--checkpoints", "x"])
     assert isinstance(r.exception, NlpipeError) and "bad checkpoint schedule" in str(r.exception)
 
 

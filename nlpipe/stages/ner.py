@@ -4,14 +4,13 @@ Inference of an ID-CNN on the CPU runs in numpy (:mod:`nlpipe.models.idcnn_numpy
 filter starts without importing torch; Bi-LSTM models and ``device=cuda`` use torch. Sentences are
 streamed in chunks; each chunk is length-sorted into batches and decoded in one vectorised call
 (greedy + BIO repair, or CRF Viterbi). ``--context document`` models see whole documents
-(``# newdoc`` comments) and still write per sentence. Training lives in :data:`train_command`.
+(``# newdoc`` comments) and still write per sentence. Training: :mod:`nlpipe.train.ner`.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import click
 import numpy as np
 
 from nlpipe.io.conllu import MISC, Sentence
@@ -200,49 +199,3 @@ class NERStage:
 def load(model_dir: Path, config: Dict[str, Any], **options: Any) -> NERStage:
     """Stage loader named in :data:`nlpipe.registry.ARCHS` (``idcnn.v1``, ``bilstm.v1``)."""
     return NERStage(Path(model_dir), config, **options)
-
-
-@click.command(name="ner")
-@click.option("--arch", type=click.Choice(["idcnn", "bilstm"]), default="idcnn", show_default=True)
-@click.option("--crf", is_flag=True, help="Linear-chain CRF output layer (Viterbi decoding).")
-@click.option("--context", type=click.Choice(["sentence", "document"]), default="sentence", show_default=True,
-              help="document: run over whole documents (-DOCSTART- / # newdoc), output per sentence.")
-@click.option("--train", "train_file", required=True, metavar="T", help="Training file (CoNLL-2003, UNER .iob2 or CoNLL-U with MISC NE=).")
-@click.option("--dev", "dev_file", required=True, metavar="D", help="Development file (same formats).")
-@click.option("--test", "test_file", default=None, metavar="E", help="Also score this file and record it in config.json.")
-@click.option("--out", required=True, metavar="M", help="Model directory to write.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "conll2003", "uner", "conllu"]), default="auto",
-              show_default=True, help="Format of the data files.")
-@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True)
-@click.option("--width", type=int, default=None, help="ID-CNN filters (default 200).")
-@click.option("--blocks", type=int, default=None, help="ID-CNN block applications (default 2).")
-@click.option("--dilations", default=None, metavar="1,2,4,1", help="ID-CNN block dilations.")
-@click.option("--hidden", type=int, default=None, help="Bi-LSTM hidden size per direction (default 200).")
-@click.option("--epochs", type=int, default=40, show_default=True)
-@click.option("--lr", type=float, default=None, help="Adam learning rate (default 5e-4 ID-CNN, 1e-3 Bi-LSTM).")
-@click.option("--batch-tokens", type=int, default=2000, show_default=True)
-@click.option("--glove-top", type=int, default=50000, show_default=True,
-              help="Keep this many most frequent GloVe words besides the training words.")
-@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line) if no parquet reader.")
-@click.option("--glove-vectors", default=None, metavar="NPY", help="GloVe vectors in the order of --glove-words.")
-@click.option("--word-dropout", type=float, default=None, help="Word dropout probability (default 0.05).")
-@click.option("--freeze-words", is_flag=True, help="Keep the GloVe word vectors fixed during training.")
-@click.option("--affix-dim", type=int, default=0, show_default=True,
-              help="Prefix/suffix (1-3 / 1-4 characters) embedding size; 0: no affix features.")
-@click.option("--min-affix", type=int, default=2, show_default=True, help="Keep affixes seen this often in training.")
-@click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--time-limit", type=float, default=None, metavar="S", help="Stop training after S seconds.")
-@click.option("--threads", type=int, default=None, help="torch CPU threads.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
-def train_command(as_json: bool, **options: Any) -> None:
-    """Train an NER model (ID-CNN or Bi-LSTM, greedy or CRF) and write it to --out."""
-    import json
-
-    from nlpipe.train.ner import train
-
-    result = train(log=lambda m: click.echo(m, err=True), **options)
-    click.echo(f"ner: dev F1 {result['dev']['f1']:.2f}"
-               + (f", test F1 {result['test']['f1']:.2f}" if "test" in result else "")
-               + f" -> {options['out']}", err=True)
-    if as_json:
-        click.echo(json.dumps(result, sort_keys=True))

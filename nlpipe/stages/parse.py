@@ -8,11 +8,9 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.t
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import click
 import numpy as np
 
 from nlpipe.nn.batching import length_batches
@@ -321,88 +319,3 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
     except ValueError as e:
         raise NlpipeError(str(e)) from None
     return TransitionParseStage(model, margin, schedule)
-
-
-# ---------------------------------------------------------------------------------------------
-# Training command (moves to nlpipe/cli/)
-
-# the defaults of nlpipe.train.biaffine.train (not imported here: the stage does not load training code)
-_BIAFFINE = {"epochs": 60, "max_minutes": 85.0, "batch_tokens": 1000, "lr": 2e-3, "glove_top": 40000,
-             "decay": 0.93, "ema": 0.999}
-
-
-@click.command(name="parse")
-@click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True)
-@click.option("--train", "train_path", required=True, metavar="T", help="Training CoNLL-U (gold trees; "
-              "POS as the parser will see them: jack-knifed predicted tags).")
-@click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U (model selection).")
-@click.option("--out", "out_dir", required=True, metavar="M", help="Model directory to write.")
-@click.option("--epochs", type=int, default=None, help=f"Epochs [biaffine: {_BIAFFINE['epochs']}, transition: 8].")
-@click.option("--max-minutes", default=_BIAFFINE["max_minutes"], show_default=True, help="Stop before passing this time (biaffine).")
-@click.option("--batch-tokens", default=_BIAFFINE["batch_tokens"], show_default=True, help="Biaffine batch size in tokens.")
-@click.option("--lr", type=float, default=None, help=f"Learning rate [biaffine: {_BIAFFINE['lr']:g} (Adam), "
-              "transition: 0.02 (AdaGrad)].")
-@click.option("--seed", default=1, show_default=True)
-@click.option("--threads", default=2, show_default=True, help="torch CPU threads.")
-@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", show_default=True)
-@click.option("--glove-words", default=None, metavar="F",
-              help="GloVe word list (one a line) where pyarrow is not installed.")
-@click.option("--glove-top", default=_BIAFFINE["glove_top"], show_default=True, help="Frequent GloVe words kept besides "
-              "the training words.")
-@click.option("--hidden", default=DEFAULT_HYPER["hidden"], show_default=True, help="BiLSTM units per direction.")
-@click.option("--layers", default=DEFAULT_HYPER["layers"], show_default=True, help="BiLSTM layers.")
-@click.option("--init", default=None, metavar="M0", help="Continue training model M0 (e.g. on jack-knifed tags).")
-@click.option("--decay", default=_BIAFFINE["decay"], show_default=True, help="Learning-rate factor per epoch.")
-@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=_BIAFFINE["ema"], show_default=True,
-              help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
-              "per batch, e.g. 0.999 (0: the trained weights).")
-@click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
-              show_default=True, help="Transition: hinge on every prefix up to the one where the margin holds "
-              "(dynamic), on the full score only (full), or both (dynamic+full).")
-@click.option("--margin", default=1.0, show_default=True, help="Transition: training margin of the hinge.")
-@click.option("--l2", default=0.0, show_default=True, help="Transition: l2 penalty of AdaGrad.")
-@click.option("--average-every", default=20, show_default=True,
-              help="Transition: average weight snapshots taken every N mini-batches (0: no averaging).")
-@click.option("--min-count", default=6, show_default=True, help="Transition: feature keys seen fewer times "
-              "in training share the unknown row (the shipped model: 12, its file holding each sentence twice).")
-@click.option("--explore", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
-              help="Transition: also train on the configurations the parser's own mistakes lead to, taking its "
-              "own action with this probability and the oracle's otherwise (0: the gold path only).")
-@click.option("--explore-from", type=click.IntRange(min=2), default=2, show_default=True,
-              help="Transition: the first epoch that trains with exploration.")
-@click.option("--run-margin", type=float, default=None, help="Transition: the model's default margin for "
-              "dynamic feature selection at parse time (default: every template).")
-@click.option("--run-checkpoints", default=None, help="Transition: the model's default margin-test schedule, "
-              "e.g. 8,24 (default: after every template).")
-@click.option("--clusters", "clusters_path", default=None, metavar="C",
-              help="Transition: word-cluster table (e.g. nlpipe/shipped/pos-ewt/clusters.npz); the model keeps a copy.")
-@click.option("--pos-source", default="as in the training file", help="Note for config.json: where the "
-              "training file's POS tags come from.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
-def train_command(parser: str, train_path: str, dev_path: str, out_dir: str, epochs: Optional[int],
-                  max_minutes: float, batch_tokens: int, lr: Optional[float], seed: int, threads: int, device: str,
-                  glove_words: Optional[str], glove_top: int, hidden: int, layers: int, init: Optional[str],
-                  decay: float, ema: float, mode: str, margin: float, l2: float, average_every: int, min_count: int,
-                  explore: float, explore_from: int, run_margin: Optional[float], run_checkpoints: Optional[str],
-                  clusters_path: Optional[str], pos_source: str, as_json: bool) -> None:
-    """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
-    given = {k: v for k, v in (("epochs", epochs), ("lr", lr)) if v is not None}  # else each parser's default
-    if parser == "transition":
-        from nlpipe.train.transition import TrainOptions, train_transition
-
-        options = TrainOptions(mode=mode, margin=margin, l2=l2, average_every=average_every, min_count=min_count,
-                               explore=explore, explore_from=explore_from, seed=seed, **given)
-        result = train_transition(train_path, dev_path, out_dir, options, pos_source, clusters_path,
-                                  run_margin, run_checkpoints)
-    else:
-        from nlpipe.train.biaffine import train
-
-        result = train(train_path, dev_path, out_dir, max_minutes=max_minutes, batch_tokens=batch_tokens,
-                     seed=seed, threads=threads, device=device, glove_words_file=glove_words,
-                     glove_top=glove_top, hyper={"hidden": hidden, "layers": layers}, pos_source=pos_source,
-                     init=init, decay=decay, ema=ema, **given)
-    best = result["best"]
-    click.echo(f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
-               f"{result['minutes']} min -> {out_dir}", err=True)
-    if as_json:
-        click.echo(json.dumps(result, sort_keys=True))

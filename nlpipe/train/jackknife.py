@@ -6,12 +6,11 @@ about equal size; for each part, ``nlpipe train pos`` (with the options given af
 those of the shipped model) learns from the other parts and ``nlpipe pos`` tags the part. The
 tagged parts are written back in the input order; only UPOS and XPOS differ from the input.
 
-    python -m nlpipe.train.jackknife --train TRAIN --dev DEV --out train.jackknifed.conllu \\
+    nlpipe train jackknife --train TRAIN --dev DEV -o train.jackknifed.conllu \\
         [--folds 3] [--jobs 2] [--work DIR] -- [nlpipe train pos options]
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
@@ -92,31 +91,3 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
     if work is None:
         shutil.rmtree(root, ignore_errors=True)
     return parts
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    pos_args: List[str] = []
-    if "--" in argv:
-        at = argv.index("--")
-        argv, pos_args = argv[:at], argv[at + 1:]
-    ap = argparse.ArgumentParser(prog="python -m nlpipe.train.jackknife", description=__doc__.splitlines()[0])
-    ap.add_argument("--train", required=True, help="gold training CoNLL-U")
-    ap.add_argument("--dev", required=True, help="development CoNLL-U (for `nlpipe train pos --dev`)")
-    ap.add_argument("--out", required=True, help="the training file with jack-knifed tags")
-    ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--jobs", type=int, default=1, help="folds trained at the same time")
-    ap.add_argument("--work", default=None, help="folder for the fold files and models (default: a temporary one)")
-    a = ap.parse_args(argv)
-    try:
-        parts = jackknife(a.train, a.dev, a.out, a.folds, pos_args, a.work, a.jobs)
-    except NlpipeError as e:
-        print(f"nlpipe.train.jackknife: error: {e}", file=sys.stderr)
-        return 2
-    print(f"{a.out}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
-          file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

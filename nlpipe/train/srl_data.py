@@ -3,12 +3,11 @@
 :func:`join_propbank` keeps the UD sentences of the documents that have PropBank annotation and writes
 their frames as MISC ``Pred=``/``SRL=`` (:func:`nlpipe.io.misc.frames_to_misc`); sentences of
 unannotated documents are dropped (the issue: train and score only annotated ones).
-``python -m nlpipe.train.srl_data UD.conllu PROPS.gold_conll OUT.conllu`` does it for one split.
+``nlpipe train srl-data UD.conllu PROPS.gold_conll -o OUT.conllu`` does it for one split.
 """
 from __future__ import annotations
 
-import sys
-from typing import Iterable, Iterator, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.formats import AlignReport, SrlSentence, align_conll2012, doc_key, read_conll2012
@@ -51,9 +50,9 @@ def _without_overlaps(frame: Frame) -> Frame:
     return frame
 
 
-def main(argv: List[str]) -> int:
-    """``UD.conllu PROPS.gold_conll OUT.conllu``: write the joined file, a summary on stderr."""
-    ud_path, props_path, out_path = argv
+def write_srl_data(ud_path: str, props_path: str, out_path: str) -> Dict[str, Any]:
+    """Join ``ud_path`` (CoNLL-U) with ``props_path`` (CoNLL-2012 span props) into ``out_path``;
+    return the counts of what was written and dropped."""
     stream, name = open_input(props_path)
     with stream:
         props = list(read_conll2012(stream, name))
@@ -61,12 +60,8 @@ def main(argv: List[str]) -> int:
     ud_stream, ud_name = open_input(ud_path)
     with ud_stream, open_output(out_path) as out:
         n = write_conllu(join_propbank(read_conllu(ud_stream, ud_name), props, report), out)
-    print(f"{out_path}: {n} sentences; predicates {report.predicates} ({report.predicates_dropped} dropped), "
-          f"spans {report.spans} ({report.spans_dropped} dropped, {report.spans_trimmed} trimmed), "
-          f"documents without props {report.documents_without_props}, unmatched {report.documents_unmatched}",
-          file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    return {"output": out_path, "sentences": n, "predicates": report.predicates,
+            "predicates_dropped": report.predicates_dropped, "spans": report.spans,
+            "spans_dropped": report.spans_dropped, "spans_trimmed": report.spans_trimmed,
+            "documents_without_props": report.documents_without_props,
+            "documents_unmatched": report.documents_unmatched, "messages": list(report.messages)}

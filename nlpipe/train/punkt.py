@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Rebuild the shipped rule tokenizer model (nlpipe/shipped/tokenize-rules-ewt) from UD EWT train.
+"""Train the rule tokenizer (``punkt-treebank.v1``: ``nlpipe train tokenize --method rules``).
 
 Learns, from the gold tokenization of the training file only:
 - Punkt sentence parameters (nltk PunktTrainer on the raw paragraphs rebuilt from ``# text``),
@@ -13,29 +12,19 @@ Learns, from the gold tokenization of the training file only:
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
   often than not.
 
-Usage:
-    python tools/train_punkt.py --train ../shared/corpora/en_ewt/en_ewt-ud-train.conllu \\
-        --out nlpipe/shipped/tokenize-rules-ewt --lang en [--scores scores.json]
-
-The scores are measured after training (see "evaluation" in config.json) and recorded with --scores.
+The scores are measured after training (``nlpipe eval tokenize``) and recorded with ``scores``.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from nltk.tokenize.punkt import PunktTrainer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file  # noqa: E402
-from nlpipe.io.model_dir import UNDETERMINED, write_config, write_json  # noqa: E402
-from nlpipe.io.provenance import training_block  # noqa: E402
-from nlpipe.models.rules_tokenizer import punkt_to_json  # noqa: E402
+from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file
+from nlpipe.io.model_dir import UNDETERMINED, write_config, write_json
+from nlpipe.io.provenance import training_block
+from nlpipe.models.rules_tokenizer import punkt_to_json
 
 # Hand-written English knowledge, used where the training data is too thin (a word seen once):
 # title and calendar abbreviations, and prefixes that EWT attaches with a hyphen when it keeps them whole.
@@ -141,17 +130,15 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     }
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--train", required=True, help="UD EWT train CoNLL-U")
-    ap.add_argument("--out", required=True, help="model directory to write")
-    ap.add_argument("--scores", default=None,
-                    help="JSON file of measured scores ({'dev_tokens_f1': 99.5, 'test_tokens_f1': 99.4, ...}) "
-                         "to record in config.json")
-    ap.add_argument("--lang", default=UNDETERMINED, help="language code of the training data (e.g. en)")
-    args = ap.parse_args(argv)
+def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, lang: str = UNDETERMINED,
+          log: Callable[[str], None] = lambda m: None) -> Dict[str, Any]:
+    """Learn the rule tokenizer's Punkt parameters and word lists from ``train_path``; write the
+    model directory ``out`` (``scores`` measured afterwards, ``{"dev_tokens_f1": 99.5,
+    "test_tokens_f1": 99.4, ...}``, are recorded in its config; ``lang``: the training data's
+    language code); return what was learned, counted."""
+    from nltk.tokenize.punkt import PunktTrainer
 
-    sentences = list(read_file(args.train))
+    sentences = list(read_file(train_path))
     words = learn_words(sentences)
     trainer = PunktTrainer()
     for p in paragraphs(sentences):
@@ -159,29 +146,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     trainer.finalize_training()
     params = trainer.get_params()
     params.abbrev_types |= set(words["abbreviations"])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
     for fname, obj in (("punkt.json", punkt_to_json(params)), ("words.json", words)):
-        write_json(out / fname, obj, indent=0, sort_keys=True)
-    scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+        write_json(out_dir / fname, obj, indent=0, sort_keys=True)
+    scores = scores or {}
     dev = {k[4:]: v for k, v in scores.items() if k.startswith("dev_")}
     test = {k[5:]: v for k, v in scores.items() if k.startswith("test_")}
-    write_config(out, {
+    write_config(out_dir, {
         "stage": "tokenize",
         "arch": "punkt-treebank.v1",
-        "language": args.lang,
+        "language": lang,
         "model": {"punkt": "punkt.json", "words": "words.json"},
         "training": training_block(
-            {"train": args.train}, dev, test, sentences=len(sentences),
+            {"train": train_path}, dev, test, sentences=len(sentences),
             evaluation="raw text (# text lines; a paragraph's sentences joined by one space, a blank line at "
                        "# newpar/# newdoc) tokenized, then scored with nlpipe eval tokenize --pred "
                        "(conll18_ud_eval alignment)"),
     })
-    print(f"{out}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} "
-          f"hyphen prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt "
-          f"abbreviation types", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    log(f"{out_dir}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} "
+        f"hyphen prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt abbreviation types")
+    return {"model": str(out_dir), "language": lang, "sentences": len(sentences),
+            "punkt_abbreviations": len(params.abbrev_types), **{k: len(v) for k, v in words.items()}}

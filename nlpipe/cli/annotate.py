@@ -1,0 +1,61 @@
+"""``nlpipe annotate``: the whole chain in one process (or ``--jobs`` processes, or a Dask cluster)."""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import click
+
+from nlpipe.cli import options as O
+from nlpipe.errors import NlpipeError
+
+
+def model_map(models: tuple) -> Dict[str, str]:
+    """``("pos=M1", "parse=M2")`` -> ``{"pos": "M1", "parse": "M2"}``."""
+    out: Dict[str, str] = {}
+    for m in models:
+        stage, sep, path = m.partition("=")
+        if not sep or not stage or not path:
+            raise NlpipeError(f"--model expects STAGE=MODEL, got '{m}'")
+        out[stage] = path
+    return out
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, metavar="[FILES|-]")
+@click.option("-o", "--output", default="-", metavar="OUT",
+              help="Output file (default: stdout), or a directory (existing, or ending in /) for one "
+                   "NAME.conllu per input; existing outputs there are not redone.")
+@click.option("--stages", default=None, metavar="S1,S2",
+              help="Comma-separated stages (default: every stage with a shipped model).")
+@click.option("-m", "--model", "models", multiple=True, metavar="STAGE=M",
+              help="Model for one stage (directory or shipped name); repeatable.")
+@click.option("--keep-existing", is_flag=True,
+              help="Skip a stage on sentences whose columns for it are already filled.")
+@click.option("--skip-bad", is_flag=True,
+              help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
+@O.JOBS
+@O.BATCH
+@click.option("--progress/--no-progress", default=None,
+              help="Progress on stderr (default: only when stderr is a terminal).")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Run on a Dask cluster: each input file -> one file in the -o directory.")
+@click.option("--retries", type=int, default=2, show_default=True,
+              help="With --cluster: times a failed file is tried again.")
+@O.DEVICE
+def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, keep_existing: bool,
+             skip_bad: bool, jobs: int, batch: int, progress: Optional[bool], cluster: Optional[str],
+             retries: int, device: str) -> None:
+    """Run the chain in one process on raw text or CoNLL-U (read as CoNLL-U when tokenize is not
+    asked or the input looks like CoNLL-U)."""
+    from nlpipe.runtime.pipeline import run_annotate
+
+    chosen = model_map(models)
+    names = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+    if cluster is not None:
+        from nlpipe.runtime.distributed import run_cluster
+
+        run_cluster(cluster, list(inputs), output, names, models=chosen, keep_existing=keep_existing,
+                    skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device)
+        return
+    run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
+                 skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, device=device)

@@ -1,0 +1,86 @@
+"""The single-stage filters: ``nlpipe tokenize|pos|parse|ner|predicates|srl [INPUT] [-o OUT]``.
+
+Each reads CoNLL-U (tokenize: raw text) and writes CoNLL-U with only its stage's columns changed,
+through :func:`nlpipe.runtime.pipeline.run_stage`, the chunked path that ``nlpipe annotate`` and
+``nlpipe eval`` run too.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+import click
+
+from nlpipe.cli import options as O
+from nlpipe.errors import NlpipeError
+
+METHODS = {"trained": "tokenize-char-ewt", "rules": "tokenize-rules-ewt"}
+
+
+@click.command()
+@O.INPUT
+@O.OUTPUT
+@O.MODEL
+@click.option("--method", type=click.Choice(list(METHODS)), default=None,
+              help="trained: the character model (the default when shipped); rules: Punkt sentences + "
+                   "Treebank-style words (no trained model, fastest).")
+@click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+              show_default=True, help="What to do with bytes that are not UTF-8.")
+def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], encoding_errors: str) -> None:
+    """Split raw text into sentences and tokens (CoNLL-U out)."""
+    from nlpipe.runtime.pipeline import run_tokenize
+
+    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
+
+
+def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:
+    """``nlpipe STAGE [INPUT] [-o OUT] [-m M] [--device D]``; the extra click ``options`` go to the
+    stage's loader as keyword arguments."""
+
+    def command(input: str, output: str, model: Optional[str], device: str, **extra: Any) -> None:
+        from nlpipe.runtime.pipeline import run_stage
+
+        run_stage(stage, input, output, model=model, device=device, **extra)
+
+    for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE) + options):
+        command = option(command)
+    return click.command(name=stage, help=help_text)(command)
+
+
+pos = _stage_command("pos", "Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).",
+                     O.MARGIN, O.CHECKPOINTS, O.FIRST_MARGIN, O.FIRST_CHECKPOINTS)
+ner = _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.", O.probs("NEProb"))
+predicates = _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
+srl = _stage_command(
+    "srl", "Label semantic roles as MISC SRL=<pred-id>:<role> (predicts predicates first when the input has "
+           "no Pred=).",
+    click.option("--parse-from-input", is_flag=True,
+                 help="Use the input's HEAD column (e.g. from 'nlpipe parse', or gold) as the syntactic "
+                      "attention head instead of the model's own parse."),
+    click.option("--predicates-from-input", is_flag=True,
+                 help="Label the predicates marked Pred= in the input instead of predicting them."))
+
+
+@click.command(name="parse")
+@O.INPUT
+@O.OUTPUT
+@O.MODEL
+@O.DEVICE
+@click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True,
+              help="Which shipped parser to use when --model is not given.")
+@click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
+@O.probs("HeadProb")
+@O.MARGIN
+def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
+          probs: bool, margin: Optional[float]) -> None:
+    """Predict HEAD and DEPREL (CoNLL-U with POS in)."""
+    from nlpipe.registry import MODELS_DIR
+    from nlpipe.runtime.pipeline import run_stage
+
+    if model is None and parser == "transition":
+        model = "parse-transition-ewt"
+        if not (MODELS_DIR / model).is_dir():
+            raise NlpipeError("no model for the transition parser yet (use --parser biaffine)")
+    extra: Dict[str, Any] = O.given(margin=margin)
+    if parser == "transition":
+        extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
+    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs, **extra)

@@ -1,0 +1,109 @@
+"""Options that several commands share, each declared once: one name, one default, one help text.
+
+A command stacks them as decorators (``@options.DEVICE``). The factories (:func:`train_file`,
+:func:`model_dir_out` ...) let a command word the help for its own data while name and default stay
+the same. ``tests/test_cli_options.py`` walks every command and checks that these names keep one
+default and one spelling everywhere.
+
+Defaults, and why:
+- ``--device cpu``: a filter's output and a trained model are then the same on every machine (a
+  GPU gives other floating-point sums); a GPU is used when asked for (``cuda``, or ``auto``).
+- ``--seed 1``, ``--threads 1``: reproducible runs that stay polite on a shared machine.
+- ``--glove-top 40000``: the embedding table is most of a neural model's size; recipes that want
+  more GloVe words (the shipped POS clusters and NER model: 100000) say so.
+- ``--max-minutes``: not given, each trainer keeps its own budget (biaffine 85, LISA 40, none for
+  the others); the same flag caps every trainer.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import click
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+DEVICES = ("cpu", "cuda", "auto")
+
+# --- input and output -----------------------------------------------------------------------
+
+INPUT = click.argument("input", required=False, default="-", metavar="[INPUT]")
+OUTPUT = click.option("-o", "--output", default="-", metavar="OUT", help="Output file (default: stdout).")
+MODEL = click.option("-m", "--model", default=None, metavar="M",
+                     help="Model directory or shipped model name (default: the shipped default; "
+                          "see 'nlpipe models').")
+DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
+                      help="Where torch models run (auto: cuda when available).")
+AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
+JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
+                    help="Worker processes (each loads the models once); output order is kept.")
+BATCH = click.option("--batch", type=int, default=256, show_default=True, metavar="N",
+                     help="Sentences per chunk handed to the stages (and to a worker).")
+
+
+def probs(column: str) -> Decorator:
+    return click.option("--probs", is_flag=True, help=f"Also write each word's probability as MISC {column}=.")
+
+
+# Dynamic feature selection at run time (pos, transition parser); in `nlpipe train` the same names
+# set the defaults saved in the model.
+MARGIN = click.option("--margin", type=float, default=None, metavar="m",
+                      help="Dynamic feature selection: a word (or transition) stops adding feature templates "
+                           "once its best label leads by m (smaller: faster, less accurate; negative: every "
+                           "template; default: the model's).")
+CHECKPOINTS = click.option("--checkpoints", default=None, metavar="S",
+                           help="Where the margin is tested: 'all' (after every template), 'pow2', or counts "
+                                "such as 2,4,8,16,32 (default: the model's).")
+FIRST_MARGIN = click.option("--first-margin", type=float, default=None, metavar="m1",
+                            help="Two-pass POS models: the first pass's margin (default: --margin if given, "
+                                 "else the model's).")
+FIRST_CHECKPOINTS = click.option("--first-checkpoints", default=None, metavar="S1",
+                                 help="Two-pass POS models: the first pass's checkpoints (default: --checkpoints "
+                                      "if given, else the model's).")
+
+# --- training --------------------------------------------------------------------------------
+
+
+def train_file(what: str) -> Decorator:
+    return click.option("--train", "train_file", required=True, metavar="T", help=f"Training file: {what}.")
+
+
+def dev_file(what: str = "the same format, for model selection", required: bool = True) -> Decorator:
+    return click.option("--dev", "dev_file", required=required, default=None, metavar="D",
+                        help=f"Development file: {what}.")
+
+
+OUT_DIR = click.option("--out", "out", required=True, metavar="M", help="Model directory to write.")
+TEST_FILE = click.option("--test", "test_file", default=None, metavar="E",
+                         help="Also score this file and record the scores in config.json.")
+SEED = click.option("--seed", type=int, default=1, show_default=True, help="Random seed.")
+THREADS = click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+                       help="torch / numpy CPU threads.")
+MAX_MINUTES = click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+                           metavar="MIN", help="Stop training before this many minutes have passed (default: "
+                                               "the trainer's own budget: biaffine parser 85, srl 40, others none).")
+GLOVE_WORDS = click.option("--glove-words", default=None, metavar="FILE",
+                           help="GloVe word list, one a line (default: the package's; needed where no parquet "
+                                "reader is installed).")
+GLOVE_VECTORS = click.option("--glove-vectors", default=None, metavar="NPY",
+                             help="GloVe vectors in the order of --glove-words (default: the package's).")
+GLOVE_TOP = click.option("--glove-top", type=click.IntRange(min=0), default=40000, show_default=True,
+                         help="Most frequent GloVe words kept besides the training words.")
+LANG = click.option("--lang", default=None, metavar="CODE",
+                    help="Language code of the training data (e.g. en), recorded in the model "
+                         "(default: und, undetermined).")
+FOLDS = click.option("--folds", type=click.IntRange(min=2), default=2, show_default=True,
+                     help="Jack-knife folds: each part is tagged by a model trained on the others.")
+
+
+def init_model(what: str = "Continue training this model (its vocabularies and hyper-parameters).") -> Decorator:
+    return click.option("--init", default=None, metavar="M0", help=what)
+
+
+def given(**values: Optional[Any]) -> dict:
+    """The options the user gave (not None): the others keep the training function's own defaults."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def seconds(max_minutes: Optional[float]) -> Optional[float]:
+    """``--max-minutes`` for trainers that count seconds."""
+    return None if max_minutes is None else 60.0 * max_minutes

