@@ -195,6 +195,28 @@ def test_margin_is_refused_where_it_means_nothing(capsys):
     assert "--first-margin applies only to a pos model" in err
 
 
+def test_eval_model_applies_the_filters_length_limit(monkeypatch, capsys):
+    # pos_gold.conllu: sentences of 4 and 4 words (test_metrics); a stand-in tagger with a limit of 3
+    # words passes both through untagged, as `nlpipe pos` would, and eval says so.
+    gold = list(read_file(f("pos_gold.conllu")))
+    tagger = MemoTagger({w[1]: (w[UPOS], w[XPOS]) for s in gold for w in s.words})
+    tagger.name, tagger.max_len = "pos", 3
+    monkeypatch.setattr(ev, "load_stage", lambda stage, model=None, **o: tagger)
+    r, err = cli_json(capsys, "pos", "--gold", f("pos_gold.conllu"), "--model", "m1")
+    assert r["upos"] == 0.0 and len(r["warnings"]) == 2
+    assert "more than the pos model's limit of 3; passed through without pos" in r["warnings"][0]
+    assert err.count("nlpipe: warning:") == 2
+
+
+def test_eval_prints_its_summary_on_stdout_and_json_only_with_json(capsys):
+    main(["eval", "pos", "--gold", f("pos_gold.conllu"), "--pred", f("pos_pred.conllu")])
+    out, err = capsys.readouterr()
+    assert out == "pos: UPOS 75.00  XPOS 87.50  (8 words)\n" and err == ""
+    main(["eval", "pos", "--gold", f("pos_gold.conllu"), "--pred", f("pos_pred.conllu"), "--json"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["upos"] == 75.0 and err == "pos: UPOS 75.00  XPOS 87.50  (8 words)\n"
+
+
 def test_strip_stage_columns():
     srl = list(read_file(f("srl_gold.conllu")))
     kept = ev.strip_stage("srl", srl, gold_predicates=True)
@@ -282,7 +304,7 @@ def test_eval_srl_model_end_to_end_runs_predicates_first(monkeypatch):
     monkeypatch.setattr(ev, "load_stage", fake_load)
     r = ev.evaluate("srl", f("srl_gold.conllu"), model="s")
     assert loaded == [("srl", "s"), ("predicates", None)]
-    assert order[:2] == ["predicates", "srl"] and len(order) == 6
+    assert order == ["predicates"] * 3 + ["srl"] * 3   # stage after stage over the chunk, as the filters run
     assert r["gold_predicates"] is False and r["predicates"]["f1"] == 80.0
 
 

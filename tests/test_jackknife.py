@@ -1,4 +1,4 @@
-"""Jack-knifed POS tags for parser training (python -m nlpipe.train.jackknife)."""
+"""Jack-knifed POS tags for parser training (nlpipe train jackknife)."""
 from __future__ import annotations
 
 import subprocess
@@ -62,8 +62,8 @@ def test_a_failing_fold_is_a_clear_error_and_writes_nothing(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text(doc_file(4), encoding="utf-8")
     out = tmp_path / "jk.conllu"
-    r = subprocess.run([sys.executable, "-m", "nlpipe.train.jackknife", "--train", str(train), "--dev", str(train),
-                        "--out", str(out), "--folds", "2", "--work", str(tmp_path / "w"), "--", "--epochs", "x"],
+    r = subprocess.run([sys.executable, "-m", "nlpipe", "train", "jackknife", "--train", str(train), "--dev", str(train),
+                        "-o", str(out), "--folds", "2", "--work", str(tmp_path / "w"), "--", "--epochs", "x"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "nlpipe train pos failed" in r.stderr and "train.log" in r.stderr
     assert not out.exists()

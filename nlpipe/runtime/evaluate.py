@@ -2,9 +2,11 @@
 
 :func:`evaluate` returns a JSON-able dict (scores in percent, full precision); :func:`summary`
 turns it into a few human lines. ``eval ud`` (:data:`UD`) scores a predicted file on all the
-CoNLL 2018 shared task metrics and :func:`summary` prints them as that task's script does. With a model, the stage runs through the same ``annotate`` (or
-``tokenize``) code path as the command-line filter, on gold sentences with the stage's own columns
-blanked, and its speed is reported too.
+CoNLL 2018 shared task metrics and :func:`summary` prints them as that task's script does. With a
+model, the stage runs through the code path of the command-line filter
+(:class:`nlpipe.runtime.pipeline.Pipeline`, so that the stage's limit on sentence length and its
+windows apply; tokenize: the tokenizer on the raw text), on gold sentences with the stage's own
+columns (:data:`nlpipe.stages.base.COLUMNS`) blanked, and its speed is reported too.
 """
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from nlpipe import metrics
-from nlpipe.io.conllu import FORM, HEAD, DEPREL, MISC, UPOS, XPOS, Sentence, read_file
-from nlpipe.io.misc import misc_get, misc_set, ne_tags
+from nlpipe.io.conllu import FORM, Sentence, read_file
+from nlpipe.io.misc import ne_tags
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES, load_stage
+from nlpipe.runtime.pipeline import Pipeline
+from nlpipe.stages.base import COLUMNS
 from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
 
 SCHEMES = ("auto",) + TAG_SCHEMES
@@ -42,59 +46,34 @@ def _copy(sent: Sentence) -> Sentence:
 
 
 def strip_stage(stage: str, sentences: Iterable[Sentence], gold_predicates: bool = False) -> List[Sentence]:
-    """Copies of ``sentences`` without the columns ``stage`` predicts."""
+    """Copies of ``sentences`` without the columns ``stage`` writes (``srl``: also the predicates,
+    unless ``gold_predicates``: the SRL model then labels the gold ones)."""
+    blanked = [COLUMNS[stage]] if stage in COLUMNS else []
+    if stage == "srl" and not gold_predicates:
+        blanked.append(COLUMNS["predicates"])
     out = []
     for sent in sentences:
         c = _copy(sent)
         for w in c.words:
-            if stage == "pos":
-                w[UPOS] = w[XPOS] = "_"
-            elif stage == "parse":
-                w[HEAD] = w[DEPREL] = "_"
-            elif stage == "ner":
-                w[MISC] = misc_set(w[MISC], "NE", None)
-            elif stage == "predicates":
-                w[MISC] = misc_set(w[MISC], "Pred", None)
-            elif stage == "srl":
-                w[MISC] = misc_set(w[MISC], "SRL", None)
-                if not gold_predicates:
-                    w[MISC] = misc_set(w[MISC], "Pred", None)
+            for columns in blanked:
+                columns.blank(w)
         out.append(c)
     return out
 
 
-# What a stage's scores read (columns, or a MISC key), and the command that fills it.
-_SCORED = {"pos": ((UPOS, XPOS), "UPOS/XPOS", "nlpipe pos"), "parse": ((HEAD, DEPREL), "HEAD/DEPREL", "nlpipe parse"),
-           "ner": ("NE", "entities", "nlpipe ner"), "predicates": ("Pred", "predicates", "nlpipe predicates"),
-           "srl": ("SRL", "semantic roles", "nlpipe srl")}
-
-
-def _unfilled(stage: str, sentences: List[Sentence]) -> bool:
-    """Whether ``sentences`` have words but none has what ``stage`` is scored on."""
-    what = _SCORED[stage][0]
-    words = [w for s in sentences for w in s.words]
-    if isinstance(what, str):
-        return bool(words) and all(misc_get(w[MISC], what) is None for w in words)
-    return bool(words) and all(w[c] == "_" for w in words for c in what)
-
-
 def unfilled_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
-    """A warning when no word of the predicted ``sentences`` has what ``stage`` is scored on: the
-    file is then probably not the stage's output, and every score will be 0."""
-    if stage not in _SCORED or not _unfilled(stage, sentences):
-        return None
-    what, names, command = _SCORED[stage]
-    why = f"no word has {what}=" if isinstance(what, str) else "every word has '_'"
-    return f"{path} has no {names} at all ({why}): not the output of '{command}'?"
+    """A warning when no word of the predicted ``sentences`` has what ``stage`` writes and is scored
+    on: the file is then probably not the stage's output, and every score will be 0."""
+    why = COLUMNS[stage].absent(sentences) if stage in COLUMNS else None
+    return None if why is None else \
+        f"{path} has no {COLUMNS[stage].label} at all ({why}): not the output of 'nlpipe {stage}'?"
 
 
 def gold_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
     """A warning when the gold file has nothing ``stage`` is scored on (a treebank without SRL, say)."""
-    if stage not in _SCORED or not _unfilled(stage, sentences):
-        return None
-    what, names, _ = _SCORED[stage]
-    why = f"no word has {what}=" if isinstance(what, str) else "every word has '_'"
-    return f"{path} has no {names} at all ({why}): there is nothing to score {stage} against"
+    why = COLUMNS[stage].absent(sentences) if stage in COLUMNS else None
+    return None if why is None else \
+        f"{path} has no {COLUMNS[stage].label} at all ({why}): there is nothing to score {stage} against"
 
 
 def _read(path: str) -> List[Sentence]:
@@ -186,13 +165,14 @@ def _ud_score(score: metrics.Score) -> Dict[str, Any]:
 
 def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
                gold_predicates: bool, gold_parse: bool = False,
-               options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float]]:
-    """Run the stage on ``gold`` (columns blanked); return (predicted sentences, speed dict).
-    ``options`` go to the stage's loader (e.g. ``margin``).
+               options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float], List[str]]:
+    """Run the stage on ``gold`` (columns blanked) as the filter runs it; return (predicted sentences,
+    speed dict, warnings). ``options`` go to the stage's loader (e.g. ``margin``).
 
     Only the annotation itself is timed; loading is reported as ``load_seconds``.
     """
     t0 = time.perf_counter()
+    warnings: List[str] = []
     if stage == "tokenize":
         annotator = load_stage("tokenize", model)
         load_seconds = time.perf_counter() - t0
@@ -209,11 +189,9 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
         if stage == "srl" and not gold_predicates and ({"predicates", "Pred"} & set(requires)):
             steps.insert(0, load_stage("predicates", None, device=device))
         load_seconds = time.perf_counter() - t0
-        sents: Iterable[Sentence] = strip_stage(stage, gold, gold_predicates)
+        pred = strip_stage(stage, gold, gold_predicates)
         t1 = time.perf_counter()
-        for step in steps:
-            sents = step.annotate(sents)
-        pred = list(sents)
+        Pipeline(steps).annotate(pred, gold_path, warnings.append)   # in place, as for a chunk of the filter
         annotator = steps[-1]
     seconds = time.perf_counter() - t1
     tokens = sum(len(s.tokens) for s in gold)
@@ -222,7 +200,7 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
              "sentences_per_s": len(gold) / seconds if seconds > 0 else 0.0}
     if hasattr(annotator, "mean_templates"):   # dynamic feature selection: templates per decision
         speed["mean_templates"] = annotator.mean_templates
-    return pred, speed
+    return pred, speed, warnings
 
 
 def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[str] = None,
@@ -247,27 +225,29 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
     gold_sents = _read(gold)
     train_forms = _train_forms(train) if train else None
     speed = None
+    warnings = [gold_warning(stage, gold_sents, gold)]
     if pred is not None:
         pred_sents = _read(pred)
         pred_name = pred
+        warnings.append(unfilled_warning(stage, pred_sents, pred))
     else:
-        pred_sents, speed = _run_model(stage, gold_sents, gold, model, device, gold_predicates, gold_parse, options)
+        pred_sents, speed, run_warnings = _run_model(stage, gold_sents, gold, model, device, gold_predicates,
+                                                     gold_parse, options)
         pred_name = f"<{stage} model output>"
+        warnings += run_warnings
     result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
     result["gold_file"] = gold
-    warnings = [gold_warning(stage, gold_sents, gold)]
     if pred is not None:
         result["pred_file"] = pred
-        warnings.append(unfilled_warning(stage, pred_sents, pred))
-    if any(warnings):
-        result["warnings"] = [w for w in warnings if w]
-    if pred is None:
+    else:
         result["model"] = model or "default"
         result["speed"] = speed
         result.update(options or {})
         if stage == "srl":
             result["gold_predicates"] = gold_predicates
             result["gold_parse"] = gold_parse
+    if any(warnings):
+        result["warnings"] = [w for w in warnings if w]
     return result
 
 

@@ -22,12 +22,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from nlpipe.io.conllu import DEPS, HEAD, ID, MISC, UPOS, Sentence, boundary, misc_get, read_conllu, write_conllu
+from nlpipe.io.conllu import DEPS, HEAD, ID, Sentence, boundary, read_conllu, write_conllu
 from nlpipe.io.inputs import decode, open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.errors import EncodingError, InputError, NlpipeError
 from nlpipe.runtime.progress import Progress
 from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage, resolve_model
+from nlpipe.stages.base import COLUMNS
 
 CHUNK_SENTENCES = 256
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
@@ -92,30 +93,11 @@ def resolve_stages(stages: Optional[Iterable[str]]) -> List[str]:
 # ----------------------------------------------------------------------------------------------
 # --keep-existing: is a sentence's column for a stage already filled?
 
-def _all_words(column: int) -> Callable[[Sentence], bool]:
-    return lambda s: all(w[column] != "_" for w in s.words)
-
-
-def _any_misc(key: str) -> Callable[[Sentence], bool]:
-    return lambda s: any(misc_get(w[MISC], key) is not None for w in s.words)
-
-
-FILLED: Dict[str, Callable[[Sentence], bool]] = {
-    "pos": _all_words(UPOS),
-    "parse": _all_words(HEAD),
-    "ner": _any_misc("NE"),
-    "predicates": _any_misc("Pred"),
-    "srl": _any_misc("SRL"),
-}
-
-
 def is_filled(stage: Any, sentence: Sentence) -> bool:
-    """Whether ``sentence`` already has ``stage``'s columns (the stage's own ``filled`` wins)."""
-    own = getattr(stage, "filled", None)
-    if own is not None:
-        return bool(own(sentence))
-    check = FILLED.get(getattr(stage, "name", ""))
-    return check is not None and check(sentence)
+    """Whether ``sentence`` already has ``stage``'s columns (its ``columns``, else those that
+    :data:`nlpipe.stages.base.COLUMNS` declares for its name)."""
+    columns = getattr(stage, "columns", None) or COLUMNS.get(getattr(stage, "name", ""))
+    return columns is not None and columns.filled(sentence)
 
 
 # ----------------------------------------------------------------------------------------------

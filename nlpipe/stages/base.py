@@ -1,20 +1,71 @@
 """What every stage shares: the Stage protocol and chunked annotation of a sentence stream.
 
-A stage object has ``name``, ``requires``, ``provides`` and ``annotate(sentences)``, which yields the
-same sentences with only the stage's own columns changed. The tokenizer is the one stage whose
-input is raw text: it has ``tokenize(stream, name)`` instead of taking sentences.
+A stage object has ``name``, ``requires``, ``provides``, ``columns`` and ``annotate(sentences)``,
+which yields the same sentences with only the stage's own columns changed. The tokenizer is the one
+stage whose input is raw text: it has ``tokenize(stream, name)`` instead of taking sentences.
+
+:data:`COLUMNS` declares, once per stage name, the columns it writes: the runtime reads it to know
+whether a sentence already has a stage's annotation (``annotate --keep-existing``) and ``eval`` to
+know what to blank before running a model and which columns a predicted file must fill.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, List, Protocol
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 
-from nlpipe.io.conllu import Sentence
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, UPOS, XPOS, Sentence, misc_get, misc_set
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The CoNLL-U columns a stage writes: whole ``fields`` (column indices; the first one is always
+    filled by the stage, the others may legitimately stay ``_``, e.g. XPOS in many treebanks) and
+    ``misc`` keys (a stage may find nothing to mark, e.g. no entity)."""
+
+    fields: Tuple[int, ...] = ()
+    misc: Tuple[str, ...] = ()
+    label: str = ""   # what the annotation is called in messages
+
+    def absent(self, sentences: Iterable[Sentence]) -> Optional[str]:
+        """Why none of ``sentences`` carries this annotation at all (``None``: some word does, or
+        there are no words)."""
+        words = [w for s in sentences for w in s.words]
+        if not words:
+            return None
+        if self.fields:
+            return "every word has '_'" if all(w[c] == "_" for w in words for c in self.fields) else None
+        if any(misc_get(w[MISC], key) is not None for w in words for key in self.misc):
+            return None
+        return f"no word has {self.misc[0]}="
+
+    def filled(self, sentence: Sentence) -> bool:
+        """Whether ``sentence`` already carries this annotation."""
+        if self.fields:
+            return all(w[self.fields[0]] != "_" for w in sentence.words)
+        return any(misc_get(w[MISC], key) is not None for w in sentence.words for key in self.misc)
+
+    def blank(self, word: List[str]) -> None:
+        """Remove this annotation from one word's row (in place)."""
+        for c in self.fields:
+            word[c] = "_"
+        for key in self.misc:
+            word[MISC] = misc_set(word[MISC], key, None)
+
+
+COLUMNS: Dict[str, Columns] = {
+    "pos": Columns(fields=(UPOS, XPOS), label="UPOS/XPOS"),
+    "parse": Columns(fields=(HEAD, DEPREL), label="HEAD/DEPREL"),
+    "ner": Columns(misc=("NE",), label="entities"),
+    "predicates": Columns(misc=("Pred",), label="predicates"),
+    "srl": Columns(misc=("SRL",), label="semantic roles"),
+}
 
 
 class Stage(Protocol):
     name: str
     requires: frozenset
     provides: frozenset
+    columns: Columns
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         ...

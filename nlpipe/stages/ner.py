@@ -21,6 +21,7 @@ from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_arrays, read_lines
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
+from nlpipe.stages.base import COLUMNS
 
 WEIGHTS = "weights.npz"
 WORDS = "words.txt"
@@ -65,6 +66,7 @@ class NERStage:
     name = "ner"
     requires = frozenset({"tokenize"})
     provides = frozenset({"ner"})
+    columns = COLUMNS["ner"]
 
     def __init__(self, model_dir: Path, config: Dict[str, Any], device: str = "cpu", probs: bool = False,
                  chunk_sentences: int = 2000, batch_tokens: int = 20000):

@@ -18,7 +18,7 @@ from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, mis
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.weights import read_model_dir, save_model_dir
-from nlpipe.stages.base import fill_in_chunks
+from nlpipe.stages.base import COLUMNS, fill_in_chunks
 
 ARCH = "biaffine.v1"
 CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
@@ -186,6 +186,7 @@ class ParseStage:
     name = "parse"
     requires = frozenset({"pos"})
     provides = frozenset({"parse"})
+    columns = COLUMNS["parse"]
     # Scores grow with the square of the length (and the tree decoders faster): a longer sentence is
     # passed through with a warning naming it (see nlpipe.runtime.pipeline); HEAD refers to word IDs, so no windows.
     max_len = 500
@@ -261,6 +262,7 @@ class TransitionParseStage:
     name = "parse"
     requires = frozenset({"pos"})
     provides = frozenset({"parse"})
+    columns = COLUMNS["parse"]
     max_len = 500
 
     def __init__(self, model: Any, margin: Optional[float] = None, checkpoints: Optional[Sequence[int]] = None,

@@ -21,6 +21,7 @@ from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
+from nlpipe.stages.base import COLUMNS
 
 ARCH = "dfs-tagger.v1"
 LABEL_SEP = "\t"
@@ -33,6 +34,7 @@ class PosTagger:
     name = "pos"
     requires = frozenset({"tokenize"})
     provides = frozenset({"pos", "upos", "xpos"})
+    columns = COLUMNS["pos"]
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
                  batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,

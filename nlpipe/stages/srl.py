@@ -24,7 +24,7 @@ from nlpipe.decode import chain
 from nlpipe.tags import bio_constraints, repair_ids, spans, spans_to_bio
 from nlpipe.errors import STAGE_INPUT, InputError
 from nlpipe.nn.weights import read_model_dir, save_model_dir
-from nlpipe.stages.base import fill_in_chunks
+from nlpipe.stages.base import COLUMNS, fill_in_chunks
 
 ARCH = "lisa.v1"
 CHUNK_SENTENCES = 2000
@@ -239,6 +239,7 @@ class SrlStage:
                  threads: int = 1):
         self.model, self.name, self.threads = model, name, threads
         self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
+        self.columns = COLUMNS[name]
         self.parse_from_input = parse_from_input and bool(model.hyper.get("syntax"))
         self.predicates_from_input = predicates_from_input and name == "srl"
         self.viterbi, self.batch_tokens = viterbi, batch_tokens

@@ -129,7 +129,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     train_ex = [example(s, train_path, gold=True) for s in train_sents]
     if not any(ex.preds for ex in train_ex):   # the SRL half of the model would learn nothing
         raise NlpipeError(f"{train_path}: no predicates in the training data (MISC Pred= and SRL= entries; "
-                          f"'python -m nlpipe.train.srl_data' joins PropBank files to UD trees)")
+                          f"'nlpipe train srl-data' joins PropBank files to UD trees)")
     if not init:
         from nlpipe.nn.features import Vocab
 
