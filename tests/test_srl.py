@@ -223,6 +223,24 @@ def test_join_propbank_keeps_annotated_documents_only():
     assert [w[MISC] for w in out[0].words] == ["SRL=2:B-ARG0", "Pred=bark.01"]
 
 
+def test_train_srl_data_command_writes_the_joined_file(tmp_path):
+    ud = tmp_path / "ud.conllu"
+    ud.write_text("# newdoc id = answers-d1\n# sent_id = a\n"
+                  "1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n"
+                  "# newdoc id = answers-d2\n# sent_id = b\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n",
+                  encoding="utf-8")
+    props = tmp_path / "p.gold_conll"
+    props.write_text("google/ewt/answers/00/d1.xml\t0\t0\tDogs\tNNS\t*\t-\t-\t(ARG0*)\n"
+                     "google/ewt/answers/00/d1.xml\t0\t1\tbark\tVBP\t*\tbark\tbark.01\t(V*)\n\n", encoding="utf-8")
+    out = tmp_path / "srl.conllu"
+    r = run_cli("train", "srl-data", str(ud), str(props), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.decode().startswith(f"{out}: 1 sentences; predicates 1 (0 dropped)")
+    sents = list(read_file(str(out)))
+    assert [s.sent_id for s in sents] == ["a"]
+    assert [w[MISC] for w in sents[0].words] == ["SRL=2:B-ARG0", "Pred=bark.01"]
+
+
 def test_train_command_writes_a_loadable_model(tmp_path):
     from click.testing import CliRunner
 

@@ -1,6 +1,7 @@
 """The rule tokenizer: EWT word conventions, CoNLL-U output details, paragraphs, errors and the CLI."""
 from __future__ import annotations
 
+import io
 import json
 import shutil
 
@@ -15,7 +16,7 @@ from nlpipe.io.model_dir import read_config
 from nlpipe.registry import MODELS_DIR, load_stage
 from nlpipe.stages.tokenize import load_rules
 
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -281,9 +282,29 @@ def test_ewt_dev_scores(tok, corpora, tmp_path):
     assert result["words_f1"] >= 98.5
 
 
+def test_train_tokenize_rules_writes_a_loadable_rule_tokenizer(tmp_path, capsys):
+    out = tmp_path / "m"
+    main(["train", "tokenize", "--method", "rules", "--train", str(FIXTURES / "tok_small.conllu"),
+          "--out", str(out), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    config = read_config(out, "tokenize")
+    assert config["arch"] == "punkt-treebank.v1" and result["model"] == str(out)
+    assert config["training"]["command"] == "nlpipe train tokenize --method rules --train tok_small.conllu --out m"
+    tok = load_stage("tokenize", str(out))
+    assert [w[1] for s in tok.tokenize(io.StringIO("I saw it. Then I left."), "x") for w in s.words][:3] == \
+        ["I", "saw", "it"]
+
+
+def test_train_tokenize_trained_needs_dev(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "tokenize", "--train", str(FIXTURES / "tok_small.conllu"), "--out", str(tmp_path / "m")])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == "nlpipe: error: --dev is needed to train the character segmenter\n"
+
+
 @pytest.mark.slow
 @pytest.mark.corpus
-def test_shipped_model_is_rebuilt_by_the_training_script(corpora, tmp_path):
+def test_shipped_model_is_rebuilt_by_train_tokenize_rules(corpora, tmp_path):
     import subprocess
     import sys
 
