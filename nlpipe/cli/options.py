@@ -35,7 +35,8 @@ DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", sho
                       help="Where torch models run (auto: cuda when available).")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
 JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
-                    help="Worker processes (each loads the models once); output order is kept.")
+                    help="Processes working at the same time (annotate: workers that each load the models "
+                         "once, output order kept; train jackknife: folds trained at once).")
 BATCH = click.option("--batch", type=int, default=256, show_default=True, metavar="N",
                      help="Sentences per chunk handed to the stages (and to a worker).")
 
