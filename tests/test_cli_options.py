@@ -128,3 +128,14 @@ def test_help_runs(argv):
 
     r = CliRunner().invoke(cli, argv)
     assert r.exit_code == 0 and "Usage:" in r.output
+
+
+def test_commands_live_in_the_cli_package_only():
+    from pathlib import Path
+
+    import nlpipe
+
+    root = Path(nlpipe.__file__).parent
+    with_click = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                        if "import click" in p.read_text(encoding="utf-8") and p.parent.name != "cli")
+    assert with_click == []
