@@ -285,11 +285,11 @@ def test_ewt_dev_scores(tok, corpora, tmp_path):
 def test_train_tokenize_rules_writes_a_loadable_rule_tokenizer(tmp_path, capsys):
     out = tmp_path / "m"
     main(["train", "tokenize", "--method", "rules", "--train", str(FIXTURES / "tok_small.conllu"),
-          "--out", str(out), "--json"])
+          "--out", str(out), "--lang", "en", "--json"])
     result = json.loads(capsys.readouterr().out)
     config = read_config(out, "tokenize")
     assert config["arch"] == "punkt-treebank.v1" and result["model"] == str(out)
-    assert config["training"]["command"] == "nlpipe train tokenize --method rules --train tok_small.conllu --out m"
+    assert config["language"] == "en" and config["training"]["sentences"] == 4
     tok = load_stage("tokenize", str(out))
     assert [w[1] for s in tok.tokenize(io.StringIO("I saw it. Then I left."), "x") for w in s.words][:3] == \
         ["I", "saw", "it"]

@@ -390,8 +390,8 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
     """Train a LISA (or, with --no-syntax, SA) model for predicates and SRL; write it to --out."""
     from nlpipe.train.srl import train as train_lisa
 
-    result = train_lisa(log=_log(), train_path=train_file, dev_path=dev_file, **O.given(max_minutes=max_minutes, lang=lang),
-                        **options)
+    result = train_lisa(log=_log(), train_path=train_file, dev_path=dev_file,
+                        **O.given(max_minutes=max_minutes, lang=lang), **options)
     echo_result(result, f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "
                         f"{result['dev']['predicates_f1']:.2f} -> {options['out']}", as_json)
 
