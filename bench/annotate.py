@@ -38,7 +38,8 @@ sys.path.insert(0, str(REPO))
 from nlpipe.io.conllu import parse_string, read_file  # noqa: E402
 from nlpipe.runtime.evaluate import raw_text  # noqa: E402
 from nlpipe.runtime.parallel import usable_cpus  # noqa: E402
-from nlpipe.runtime.pipeline import CHUNK_SENTENCES, available_stages  # noqa: E402
+from nlpipe.runtime.chain import available_stages  # noqa: E402
+from nlpipe.runtime.chunks import CHUNK_SENTENCES  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))

@@ -14,8 +14,9 @@ from conftest import run_cli
 from nlpipe.cli import main
 from nlpipe.io.conllu import HEAD, MISC, UPOS, misc_get, parse_string, to_string
 from nlpipe.errors import InputError, NlpipeError
-from nlpipe.runtime.pipeline import (Chunk, Pipeline, PipelineSpec, available_stages, conllu_chunks, process_chunk,
-                             run_annotate, sentence_chunks, shell_equivalent)
+from nlpipe.runtime.chain import Pipeline, PipelineSpec, available_stages, shell_equivalent
+from nlpipe.runtime.chunks import Chunk, conllu_chunks, process_chunk, sentence_chunks
+from nlpipe.runtime.pipeline import run_annotate
 from nlpipe.runtime.progress import Progress
 from test_annotate_standins import install, make_model, subprocess_env
 
@@ -384,7 +385,7 @@ def test_progress_shows_on_a_terminal(tmp_path):
 
 
 def test_chain_runs_lisa_once_and_feeds_it_the_chains_parse():
-    from nlpipe.runtime.pipeline import PipelineSpec, chain_options, chain_stages, shell_equivalent
+    from nlpipe.runtime.chain import PipelineSpec, chain_options, chain_stages, shell_equivalent
 
     spec = PipelineSpec(["tokenize", "pos", "parse", "predicates", "srl"])
     assert chain_stages(spec) == ["pos", "parse", "srl"]

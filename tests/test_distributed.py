@@ -15,7 +15,8 @@ import pytest
 
 from nlpipe.io.conllu import parse_string
 from nlpipe.errors import NlpipeError
-from nlpipe.runtime.pipeline import Annotator, PipelineSpec
+from nlpipe.runtime.chain import PipelineSpec
+from nlpipe.runtime.pipeline import Annotator
 from conftest import require_module
 from test_annotate_standins import install, register
 

@@ -22,14 +22,6 @@ LAYERS: List[List[str]] = [
     ["nlpipe.cli", "nlpipe.__main__", "nlpipe"],
 ]
 
-# Imports against the layering that the redesign (issue 23) has not removed yet. Each entry must
-# still occur (the test says when one is gone, so the list only shrinks); the issue ends with it empty.
-KNOWN: Set[tuple] = set()  # (importer, imported)
-KNOWN_CYCLES: Set[tuple] = {
-    ("nlpipe.runtime.pipeline", "nlpipe.runtime.parallel", "nlpipe.runtime.pipeline"),
-}
-
-
 def modules() -> Dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
@@ -74,15 +66,12 @@ def layer(mod: str) -> int:
 
 def test_imports_follow_the_layers():
     graph = imports(modules())
-    upward = {(m, d) for m, deps in graph.items() for d in deps if layer(d) > layer(m)}
-    new = sorted(upward - KNOWN)
-    assert not new, "imports against the layering:\n" + "\n".join(f"  {m} -> {d}" for m, d in new)
-    gone = sorted(KNOWN - upward)
-    assert not gone, "remove from KNOWN (fixed):\n" + "\n".join(f"  {m} -> {d}" for m, d in gone)
+    upward = sorted((m, d) for m, deps in graph.items() for d in deps if layer(d) > layer(m))
+    assert not upward, "imports against the layering:\n" + "\n".join(f"  {m} -> {d}" for m, d in upward)
 
 
-def test_no_import_cycles():
-    graph = imports(modules())
+def find_cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """Each cycle met by a depth-first walk, as the path that closes it (``a -> b -> a``)."""
     state: Dict[str, int] = {}
     stack: List[str] = []
     cycles: List[List[str]] = []
@@ -101,11 +90,12 @@ def test_no_import_cycles():
     for m in sorted(graph):
         if m not in state:
             visit(m)
-    found = {tuple(c) for c in cycles}
-    new = sorted(found - KNOWN_CYCLES)
-    assert not new, "import cycles:\n" + "\n".join("  " + " -> ".join(c) for c in new)
-    gone = sorted(KNOWN_CYCLES - found)
-    assert not gone, "remove from KNOWN_CYCLES (fixed):\n" + "\n".join("  " + " -> ".join(c) for c in gone)
+    return cycles
+
+
+def test_no_import_cycles():
+    cycles = find_cycles(imports(modules()))
+    assert not cycles, "import cycles:\n" + "\n".join("  " + " -> ".join(c) for c in cycles)
 
 
 def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
@@ -121,3 +111,4 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
     graph = imports(modules())
     assert graph["nlpipe.io.a"] == {"nlpipe.stages.b"} and graph["nlpipe.stages.b"] == {"nlpipe.io.a"}
     assert layer("nlpipe.stages.b") > layer("nlpipe.io.a")
+    assert find_cycles(graph) == [["nlpipe.io.a", "nlpipe.stages.b", "nlpipe.io.a"]]

@@ -116,7 +116,7 @@ def test_a_dying_worker_ends_the_run_with_an_error_not_a_hang(tmp_path, monkeypa
 
 def test_workers_and_the_main_process_split_the_cores_between_their_math_threads(tmp_path, monkeypatch):
     from nlpipe.runtime import parallel
-    from nlpipe.runtime.pipeline import PipelineSpec
+    from nlpipe.runtime.chain import PipelineSpec
 
     install(tmp_path / "models", monkeypatch, stages=("pos",))
     for var in parallel.THREAD_VARS:  # set, then deleted: monkeypatch restores whatever ChunkPool sets

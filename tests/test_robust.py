@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conftest import missing, run_cli
 from nlpipe.io.conllu import read_conllu, to_string
 from nlpipe.errors import InputError, ModelError
-from nlpipe.runtime.pipeline import Chunk, conllu_chunks, parse_chunk
+from nlpipe.runtime.chunks import Chunk, conllu_chunks, parse_chunk
 from nlpipe.registry import MODELS_DIR, load_stage
 
 REPO = Path(__file__).resolve().parent.parent
@@ -377,7 +377,7 @@ def test_reader_round_trips_or_raises_input_error(text, batch):
 # A 5,000-word sentence through every shipped stage
 
 def test_a_5000_word_sentence_through_the_shipped_stages(tmp_path):
-    from nlpipe.runtime.pipeline import available_stages
+    from nlpipe.runtime.chain import available_stages
 
     stages = [s for s in available_stages() if s != "tokenize"]
     if not stages:

@@ -18,8 +18,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.outputs import is_output_dir, plan_outputs, stale_temporaries
-from nlpipe.runtime.pipeline import (CHUNK_SENTENCES, Annotator, PipelineSpec, print_warning, resolve_model,
-                                     resolve_stages)
+from nlpipe.registry import resolve_model
+from nlpipe.runtime.chain import PipelineSpec, resolve_stages
+from nlpipe.runtime.chunks import CHUNK_SENTENCES
+from nlpipe.runtime.pipeline import Annotator, print_warning
 from nlpipe.runtime.progress import Progress
 
 _annotators: Dict[str, Annotator] = {}  # per worker process: spec key -> loaded pipeline

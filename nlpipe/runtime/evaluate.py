@@ -20,7 +20,7 @@ from nlpipe.io.misc import ne_tags
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES, load_stage
-from nlpipe.runtime.pipeline import Pipeline
+from nlpipe.runtime.chain import Pipeline
 from nlpipe.stages.base import COLUMNS
 from nlpipe.tags import SCHEMES as TAG_SCHEMES, detect_scheme
 

@@ -19,7 +19,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Deque, Iterable, Iterator, Optional, Tuple
 
 from nlpipe.errors import InputError, ModelError, NlpipeError
-from nlpipe.runtime.pipeline import Chunk, ChunkResult, Pipeline, PipelineSpec, process_chunk
+from nlpipe.runtime.chain import Pipeline, PipelineSpec
+from nlpipe.runtime.chunks import Chunk, ChunkResult, process_chunk
 from nlpipe.runtime.signals import worker_signals
 
 _pipeline: Optional[Pipeline] = None
