@@ -3,7 +3,7 @@
 
     python bench/memory.py [--copies 1,4,8] [--stages S1,S2] [--lines 1,5]
 
-Input: the raw text of en_ewt dev (``nlpipe.runtime.evaluate.raw_text`` of
+Input: the raw text of en_ewt dev (``nlpipe.io.raw_text.raw_text`` of
 ${NLPIPE_CORPORA:-../shared/corpora}/en_ewt/en_ewt-ud-dev.conllu: paragraphs separated by a blank
 line) repeated K times. Each run is a fresh process (`python -m nlpipe annotate FILE -o /dev/null`);
 its peak is the largest resident size it reached (ru_maxrss). Issue 26 asks the peak on 16 copies to be
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from nlpipe.io.conllu import read_file  # noqa: E402
-from nlpipe.runtime.evaluate import raw_text  # noqa: E402
+from nlpipe.io.raw_text import raw_text  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 
