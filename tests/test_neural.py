@@ -272,3 +272,48 @@ def test_device_option_is_resolved_in_one_place(monkeypatch):
     assert resolve_device("auto") == resolve_device("cuda") == "cuda"
     with pytest.raises(NlpipeError, match="unknown device 'gpu'"):
         resolve_device("gpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory: oneDNN's per-shape primitive cache (issue 26)
+
+def _python(code: str, **env: str):
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if "PRIMITIVE_CACHE_CAPACITY" not in k}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(clean, **env))
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_importing_nlpipe_nn_turns_onednn_primitive_cache_off_unless_the_user_chose():
+    code = "import os, nlpipe.nn; print(os.environ.get('ONEDNN_PRIMITIVE_CACHE_CAPACITY', '-'))"
+    assert _python(code) == ["0"]
+    assert _python(code, ONEDNN_PRIMITIVE_CACHE_CAPACITY="7") == ["7"]
+    assert _python(code, DNNL_PRIMITIVE_CACHE_CAPACITY="5") == ["-"]      # the older name counts too
+
+
+@pytest.mark.slow
+def test_lstm_memory_does_not_grow_with_the_number_of_batch_shapes():
+    # 80 (batch, length) shapes through a 2-layer BiLSTM: oneDNN's default cache (1024 primitives)
+    # kept them all, about 55 MB here; without the cache each is freed after its call
+    code = """
+import resource
+import nlpipe.nn
+import torch
+from nlpipe.nn.parser_encoder import BiLSTMStack
+torch.set_num_threads(1)
+net = BiLSTMStack(100, 100, 2, 0.0).eval()
+def run(b, t):
+    with torch.no_grad():
+        net(torch.randn(b, t, 100), torch.full((b,), t))
+run(4, 10)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for i in range(80):
+    run(1 + i % 7, 5 + 2 * i)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+    assert int(_python(code)[0]) < 30
