@@ -71,8 +71,11 @@ class Stage(Protocol):
         ...
 
 
+READ_AHEAD = 2000  # sentences a batching stage reads ahead and sorts by length before batching
+
+
 def fill_in_chunks(sentences: Iterable[Sentence], fill: Callable[[List[Sentence]], None],
-                   size: int) -> Iterator[Sentence]:
+                   size: int = READ_AHEAD) -> Iterator[Sentence]:
     """Annotate a stream chunk by chunk: ``fill`` annotates up to ``size`` sentences in place (a
     batching stage sorts them by length inside the chunk), then they are yielded in input order."""
     chunk: List[Sentence] = []

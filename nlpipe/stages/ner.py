@@ -21,9 +21,10 @@ from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_arrays, read_lines
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
-from nlpipe.stages.base import COLUMNS
+from nlpipe.stages.base import COLUMNS, READ_AHEAD
 
 WEIGHTS = "weights.npz"
+MAX_DOC_TOKENS = 2000  # a document longer than this is tagged in pieces of about this many tokens
 WORDS = "words.txt"
 AFFIXES = "affixes.txt"
 
@@ -69,7 +70,7 @@ class NERStage:
     columns = COLUMNS["ner"]
 
     def __init__(self, model_dir: Path, config: Dict[str, Any], device: str = "cpu", probs: bool = False,
-                 chunk_sentences: int = 2000, batch_tokens: int = 20000):
+                 chunk_sentences: int = READ_AHEAD, batch_tokens: int = 20000):
         hp = config.get("model")
         labels = config.get("labels")
         if not isinstance(hp, dict) or not isinstance(labels, list) or hp.get("arch") not in ("idcnn", "bilstm"):
@@ -90,7 +91,7 @@ class NERStage:
 
     def _build(self, name: str, hp: Dict[str, Any], labels: List[str], vocab: Vocab, affixes: Optional[AffixVocab],
                arrays: Dict[str, np.ndarray], device: str = "cpu", probs: bool = False,
-               chunk_sentences: int = 2000, batch_tokens: int = 20000) -> None:
+               chunk_sentences: int = READ_AHEAD, batch_tokens: int = 20000) -> None:
         self.hp, self.labels, self.probs = hp, labels, probs
         self.document = hp.get("context", "sentence") == "document"
         self.chunk_sentences, self.batch_tokens = chunk_sentences, batch_tokens
@@ -177,7 +178,7 @@ class NERStage:
                 probs[i] = chosen[r, :lengths[r]]
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        for chunk in _units(sentences, self.document, self.chunk_sentences, 2000):
+        for chunk in _units(sentences, self.document, self.chunk_sentences, MAX_DOC_TOKENS):
             seqs = [[f for s in unit for f in s.forms()] for unit in chunk]
             nonempty = [q for q in seqs if q]
             tags, probs = self.tag(nonempty) if nonempty else ([], [])

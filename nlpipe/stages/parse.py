@@ -21,7 +21,6 @@ from nlpipe.nn.weights import read_model_dir, save_model_dir
 from nlpipe.stages.base import COLUMNS, fill_in_chunks
 
 ARCH = "biaffine.v1"
-CHUNK_SENTENCES = 2000  # sentences read ahead and sorted by length before batching
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +236,7 @@ class ParseStage:
                         w[MISC] = misc_set(w[MISC], "HeadProb", f"{probs[k]:.3f}")
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        return fill_in_chunks(sentences, self._fill, CHUNK_SENTENCES)
+        return fill_in_chunks(sentences, self._fill)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,

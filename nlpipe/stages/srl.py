@@ -27,7 +27,6 @@ from nlpipe.nn.weights import read_model_dir, save_model_dir
 from nlpipe.stages.base import COLUMNS, fill_in_chunks
 
 ARCH = "lisa.v1"
-CHUNK_SENTENCES = 2000
 PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
 
 
@@ -279,7 +278,7 @@ class SrlStage:
         frames_to_misc(sent, frames)
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        return fill_in_chunks(sentences, self._fill, CHUNK_SENTENCES)
+        return fill_in_chunks(sentences, self._fill)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
