@@ -77,17 +77,19 @@ class BiaffineModel:
         import torch
 
         from nlpipe.nn.biaffine import BiaffineParser
+        from nlpipe.nn.features import word_key
         from nlpipe.nn.parser_encoder import ParserEncoder, make_vocab
+        from nlpipe.vocab import Vocab, label_vocab
 
         self.torch = torch
         self.vocab = vocab
         self.hyper = hyper
-        self.words = make_vocab(vocab["words"])
-        self.affixes = {a: i for i, a in enumerate(["<pad>", "<unk>"] + vocab["affixes"])}
+        self.words = make_vocab(vocab["words"], word_key)
+        self.affixes = Vocab(vocab["affixes"])
         self.upos = make_vocab(vocab["upos"])
         self.xpos = make_vocab(vocab["xpos"])
-        self.rels = list(vocab["rels"])
-        self.rel_index = {r: i for i, r in enumerate(self.rels)}
+        self.rel_vocab = label_vocab(vocab["rels"])
+        self.rels = self.rel_vocab.entries
         shared = bool(hyper.get("shared_dropout", False))    # models trained before it existed: False
         encoder = ParserEncoder(len(self.words), len(self.affixes), len(self.upos), len(self.xpos),
                                 word_dim=hyper["word_dim"], shape_dim=hyper["shape_dim"],
@@ -96,7 +98,7 @@ class BiaffineModel:
                                 word_dropout=hyper["word_dropout"], tag_dropout=hyper["tag_dropout"],
                                 shared_dropout=shared)
         self.net = BiaffineParser(encoder, len(self.rels), arc_dim=hyper["arc_dim"], rel_dim=hyper["rel_dim"],
-                                  dropout=hyper["dropout"], root_rel=self.rel_index.get("root", 0),
+                                  dropout=hyper["dropout"], root_rel=self.rel_vocab.id("root"),
                                   shared_dropout=shared)
         self.device = torch.device(device)
         self.net.to(self.device)
@@ -121,7 +123,7 @@ class BiaffineModel:
             mask[i, :m] = True
             if gold:
                 heads[i, 1:m] = e.heads
-                rels[i, 1:m] = [self.rel_index.get(r, 0) for r in e.rels]
+                rels[i, 1:m] = self.rel_vocab.ids(e.rels)
         out = {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
         out["mask"] = torch.from_numpy(mask).to(self.device)
         if gold:
