@@ -82,3 +82,23 @@ def test_vocab_json_lists_are_the_entries_without_specials(tmp_path):
 def test_missing_file_is_a_model_error(tmp_path):
     with pytest.raises(ModelError, match="words.txt"):
         read_vocab(tmp_path / "words.txt", word_vocab([]))
+
+
+def test_biaffine_label_set_is_stored_once_and_old_models_still_load(tmp_path):
+    pytest.importorskip("torch")
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.io.provenance import training_block
+    from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel
+
+    vocab = {"words": ["a", "b"], "affixes": ["p1:a"], "upos": ["X"], "xpos": ["X"], "rels": ["root", "dep"]}
+    model = BiaffineModel(vocab, dict(DEFAULT_HYPER, hidden=8, arc_dim=8, rel_dim=4, layers=2))
+    model.save(tmp_path / "new", training_block({"train": "t.conllu"}, {}), "en")
+    stored = json.loads((tmp_path / "new" / "vocab.json").read_text(encoding="utf-8"))
+    assert "rels" not in stored and stored["words"] == ["a", "b"]
+    config = read_config(tmp_path / "new")
+    assert config["labels"] == ["root", "dep"]
+    assert BiaffineModel.load(tmp_path / "new", config).rels == ["root", "dep"]
+    # the layout before: the labels in vocab.json as well (they win there)
+    (tmp_path / "new" / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    old = BiaffineModel.load(tmp_path / "new", dict(config, labels=[]))
+    assert old.rels == ["root", "dep"] and old.rel_vocab.id("dep") == 1

@@ -2,7 +2,7 @@
 
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
 else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
-affixes, tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
+affixes, tags; the labels are config ``labels``, older models repeat them as ``rels``) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
 A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.transition`) holds
 ``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
 """
@@ -159,11 +159,12 @@ class BiaffineModel:
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
         save_model_dir(out_dir, self.vocab, self.net, {"stage": "parse", "arch": ARCH, "language": lang,
                                                        "model": self.hyper, "labels": self.rels,
-                                                       "training": training})
+                                                       "training": training}, labels_key="rels")
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
-        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device))
+        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device),
+                               config, "rels")
         model.net.to(model.device)
         return model
 

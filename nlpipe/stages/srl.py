@@ -6,7 +6,7 @@ nothing else. Sentences are read in chunks, sorted by length and run in batches;
 predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
 
 A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
-labels, BIO role labels, sense tables) and ``weights.pt`` (plain tensors, ``weights_only=True``).
+labels, sense tables; the BIO role labels are config ``labels``, older models repeat them as ``roles``) and ``weights.pt`` (plain tensors, ``weights_only=True``).
 Predicate senses: the most frequent roleset of the lemma (LEMMA column, else the lower-cased form)
 in the training data, else ``lemma.01``.
 """
@@ -214,11 +214,12 @@ class LisaModel:
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
         save_model_dir(out_dir, self.vocab, self.net, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
                                                        "language": lang, "model": self.hyper, "labels": self.roles,
-                                                       "training": training})
+                                                       "training": training}, labels_key="roles")
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
-        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device))
+        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device),
+                              config, "roles")
 
 
 # ---------------------------------------------------------------------------------------------
