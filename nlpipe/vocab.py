@@ -7,10 +7,12 @@ convention of its own:
 kind                        specials (ids 0, 1, ...)                 unknown id  key        filter
 ==========================  =======================================  ==========  =========  ========
 neural words (NER, LISA)    ``<pad> <unk>``                          1           word_key   yes
-neural affixes              ``<pad> <unk>``                          1           (affixes)  yes
-biaffine words, UPOS, XPOS  ``<pad> <unk> <root>``                   1           word_key   yes
+neural affixes              ``<pad> <unk>``                          1           none       yes
+biaffine words              ``<pad> <unk> <root>``                   1           word_key   yes
+biaffine UPOS, XPOS         ``<pad> <unk> <root>``                   1           none       yes
 transition words            ``<unk> <null> <root>``                  0           normalize  no
 transition UPOS, XPOS       ``<unk> <null> <root>``                  0           none       no
+linear word attributes      ``<unk> <pad>``                          0           none       no
 labels (rels, roles, tags)  none                                     0           none       --
 ==========================  =======================================  ==========  =========  ========
 
@@ -20,8 +22,13 @@ their ids: entries are kept as they are (the transition parser's vocabulary may 
 ``<unk>`` word, at its own id) and the specials' names are not looked up.
 
 Files (:func:`write_vocab`, :func:`read_vocab`): one entry a line, specials first, so that line i
-holds id i. :func:`read_vocab` also reads the older layouts: a file without the specials and a
-list from ``vocab.json`` (:meth:`Vocab.from_entries`).
+holds id i; :func:`read_vocab` also reads a file without the specials. The lists in ``vocab.json``
+(biaffine parser, LISA, transition parser) are the entries without the specials
+(:meth:`Vocab.own_entries`; ``Vocab(list, ...)`` reads them). A label set is kept once, in config
+``labels``.
+
+Not a vocabulary of this kind: the segmenter's characters (an unknown character's id is the bucket
+of its Unicode category, :class:`nlpipe.models.segmenter.CharVocab`).
 """
 from __future__ import annotations
 

@@ -102,3 +102,13 @@ def test_biaffine_label_set_is_stored_once_and_old_models_still_load(tmp_path):
     (tmp_path / "new" / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     old = BiaffineModel.load(tmp_path / "new", dict(config, labels=[]))
     assert old.rels == ["root", "dep"] and old.rel_vocab.id("dep") == 1
+
+
+def test_linear_attribute_ids_unk_0_pad_1():
+    from nlpipe.linear.attributes import ATTRS, Attributes
+
+    vocabs = [[] for _ in ATTRS]
+    vocabs[0] = ["dog", "the"]            # the first attribute: the form
+    a = Attributes(vocabs, {})
+    assert a.index[0] == {"dog": 2, "the": 3} and a.sizes[0] == 4
+    assert a.ids("the")[0] == 3 and a.ids("cat")[0] == 0
