@@ -13,7 +13,7 @@ from typing import Dict, List, Set
 PACKAGE = Path(__file__).resolve().parent.parent / "nlpipe"
 
 LAYERS: List[List[str]] = [
-    ["nlpipe.errors", "nlpipe.version", "nlpipe.io", "nlpipe.tags", "nlpipe.metrics"],
+    ["nlpipe.errors", "nlpipe.version", "nlpipe.io", "nlpipe.tags", "nlpipe.metrics", "nlpipe.vocab"],
     ["nlpipe.decode", "nlpipe.nn", "nlpipe.linear"],
     ["nlpipe.models"],
     ["nlpipe.stages"],

@@ -10,8 +10,8 @@ from nlpipe.decode import chain  # noqa: E402
 from nlpipe.decode.semiring import MaxSemiring  # noqa: E402
 from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.nn.crf import CRF  # noqa: E402
-from nlpipe.nn.features import (N_AFFIXES, AffixVocab, Vocab, affix_keys, shape_ids,  # noqa: E402
-                                    word_key, word_shape)
+from nlpipe.nn.features import (N_AFFIXES, AffixVocab, affix_keys, shape_ids,  # noqa: E402
+                                    word_key, word_shape, word_vocab)
 from nlpipe.nn.idcnn import IDCNN  # noqa: E402
 from nlpipe.models.idcnn_numpy import IDCNNInference  # noqa: E402
 from nlpipe.nn.tagger import DEFAULTS, NeuralTagger  # noqa: E402
@@ -22,7 +22,7 @@ LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 def test_word_keys_and_shapes():
     assert word_key("Year-1996") == "year-0000"
     assert [word_shape(w) for w in ["...", "dog", "NATO", "Paris", "eBay"]] == [1, 2, 3, 4, 5]
-    v = Vocab(["the", "paris"])
+    v = word_vocab(["the", "paris"])
     assert list(v.ids(["The", "PARIS", "zzz"])) == [2, 3, 1]
     assert list(shape_ids(["The", "1"])) == [4, 1]
 
@@ -31,10 +31,10 @@ def test_affix_keys_and_ids():
     assert affix_keys("Walked") == ["p1:w", "p2:wa", "p3:wal", "s1:d", "s2:ed", "s3:ked", "s4:lked"]
     assert affix_keys("A1") == ["p1:a", "p2:a0", "p3:a0", "s1:0", "s2:a0", "s3:a0", "s4:a0"]
     v = AffixVocab(["s2:ed", "p1:w"])
-    ids = v.ids(["walked", "Zq"])
+    ids = v.affix_ids(["walked", "Zq"])
     assert ids.shape == (2, N_AFFIXES)
     assert list(ids[0]) == [3, 1, 1, 1, 2, 1, 1] and set(ids[1]) == {1}
-    assert v.ids([]).shape == (0, N_AFFIXES)
+    assert v.affix_ids([]).shape == (0, N_AFFIXES)
 
 
 def test_identity_init_of_dilated_layers():

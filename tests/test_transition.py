@@ -436,4 +436,4 @@ def test_cluster_attribute_is_read_saved_and_loaded(tmp_path):
     m = loaded.token_matrix([(["The", "Cat", "dog"], ["DET", "NOUN", "NOUN"], ["DT", "NN", "NN"])], cfg)
     base = int(cfg.base[0])
     assert m[base + 1:base + 4, 3].tolist() == [0, 9 + 3, 5 + 3]      # c256 ids + 3; "the" has none
-    assert m[base + 2, 0] == 0 and m[base + 3, 0] == loaded.word_index["dog"]
+    assert m[base + 2, 0] == 0 and m[base + 3, 0] == loaded.word_vocab.id("dog")

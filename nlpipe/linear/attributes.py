@@ -14,8 +14,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlpipe.linear.clusters import SIZES, Clusters
+from nlpipe.vocab import Vocab
 
 UNK, PAD = 0, 1
+SPECIALS = ("<unk>", "<pad>")   # the reserved ids UNK and PAD of every attribute vocabulary
 
 # Order matters: it is the column order of the attribute matrix. The string attributes come first
 # (see type_strings), then the word-cluster ids at each granularity of clusters.SIZES ("c64": the
@@ -116,10 +118,11 @@ class Attributes:
         for a, k in zip(CLUSTER_ATTRS, SIZES):
             if self.vocabs[ATTR_INDEX[a]] != _cluster_vocab(clusters, k):
                 raise ValueError(f"attribute {a} does not match the cluster table")
-        self.index = [{s: i + 2 for i, s in enumerate(v)} for v in self.vocabs]
+        tables = [Vocab(v, SPECIALS, UNK, filter=False) for v in self.vocabs]
+        self.index = [t.index for t in tables]
         self.amb = dict(amb)
         self.clusters = clusters
-        self.sizes = [len(v) + 2 for v in self.vocabs]
+        self.sizes = [len(t) for t in tables]
         self._type_index: Dict[str, int] = {}     # form -> row of _type_table (see matrix)
         self._type_table = np.empty((0, len(ATTRS)), dtype=np.int64)
         self._type_count = 0

@@ -1,15 +1,15 @@
-"""Token features for the neural taggers: word keys, word shapes and the id vocabulary (no torch).
+"""Token features for the neural taggers: word keys, word shapes, the word and affix vocabularies (no torch).
 
 Kept torch-free so that inference with the numpy ID-CNN starts fast.
 """
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-PAD, UNK = "<pad>", "<unk>"
+from nlpipe.vocab import PAD_UNK, Vocab
 _DIGIT = re.compile(r"\d")
 
 PREFIXES = (1, 2, 3)
@@ -39,29 +39,10 @@ def word_shape(form: str) -> int:
     return 5
 
 
-class Vocab:
-    """A fixed word list: index 0 is padding, 1 the unknown word."""
-
-    def __init__(self, words: Sequence[str]):
-        self.words: List[str] = [PAD, UNK] + [w for w in words if w not in (PAD, UNK)]
-        self.index: Dict[str, int] = {w: i for i, w in enumerate(self.words)}
-        self._cache: Dict[str, int] = {}  # form -> id; bounded, most text reuses few forms
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def ids(self, forms: Iterable[str]) -> np.ndarray:
-        """Ids of ``forms`` (unknown words map to 1)."""
-        cache = self._cache
-        out = []
-        for f in forms:
-            i = cache.get(f)
-            if i is None:
-                i = self.index.get(word_key(f), 1)
-                if len(cache) < 200000:
-                    cache[f] = i
-            out.append(i)
-        return np.array(out, dtype=np.int64)
+def word_vocab(words: Iterable[str]) -> Vocab:
+    """The neural models' word vocabulary: ``<pad>`` 0, ``<unk>`` 1, then ``words``, looked up by
+    :func:`word_key`."""
+    return Vocab(words, PAD_UNK, 1, word_key)
 
 
 _SHAPE_CACHE: Dict[str, int] = {}
@@ -87,25 +68,22 @@ def affix_keys(form: str, digits_as_zero: bool = True) -> List[str]:
     return [f"p{k}:{w[:k]}" for k in PREFIXES] + [f"s{k}:{w[-k:]}" for k in SUFFIXES]
 
 
-class AffixVocab:
-    """Affix key -> id (0 padding, 1 unknown affix); :meth:`ids` gives ``[n, N_AFFIXES]`` per word."""
+class AffixVocab(Vocab):
+    """Affix key -> id (0 padding, 1 unknown affix); :meth:`affix_ids` gives ``[n, N_AFFIXES]`` per word."""
 
-    def __init__(self, keys: Sequence[str]):
-        self.keys: List[str] = [PAD, UNK] + [k for k in keys if k not in (PAD, UNK)]
-        self.index: Dict[str, int] = {k: i for i, k in enumerate(self.keys)}
-        self._cache: Dict[str, List[int]] = {}
+    def __init__(self, keys: Iterable[str], specials: Sequence[str] = PAD_UNK, unknown: int = 1,
+                 key: Optional[Callable[[str], str]] = None, filter: bool = True):
+        super().__init__(keys, specials, unknown, key, filter)
+        self._rows: Dict[str, List[int]] = {}
 
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def ids(self, forms: Iterable[str]) -> np.ndarray:
+    def affix_ids(self, forms: Iterable[str]) -> np.ndarray:
         """Affix ids ``[len(forms), N_AFFIXES]`` (unknown affixes map to 1)."""
-        cache, get = self._cache, self.index.get
+        cache, get, unknown = self._rows, self.index.get, self.unknown
         out = []
         for f in forms:
             row = cache.get(f)
             if row is None:
-                row = [get(k, 1) for k in affix_keys(f)]
+                row = [get(k, unknown) for k in affix_keys(f)]
                 if len(cache) < 200000:
                     cache[f] = row
             out.append(row)

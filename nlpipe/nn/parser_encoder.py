@@ -7,7 +7,7 @@ The numpy feature extraction (:func:`affix_keys`, :func:`sentence_features`) is 
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -15,16 +15,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from nlpipe.nn.embeddings import TokenEmbedding
-from nlpipe.nn.features import N_AFFIXES, Vocab, word_key, word_shape
+from nlpipe.nn.features import N_AFFIXES, word_shape
 from nlpipe.nn.features import affix_keys as _affix_keys
+from nlpipe.vocab import PAD_UNK_ROOT, Vocab
 
-ROOT = "<root>"
 ROOT_ID = 2  # index of ROOT in every vocabulary built by :func:`make_vocab`
 
 
-def make_vocab(items: Sequence[str]) -> Vocab:
-    """A :class:`Vocab` with ``<pad>``, ``<unk>``, ``<root>`` first (ids 0, 1, 2)."""
-    return Vocab([ROOT] + [x for x in items if x != ROOT])
+def make_vocab(items: Sequence[str], key: Optional[Callable[[str], str]] = None) -> Vocab:
+    """A :class:`~nlpipe.vocab.Vocab` with ``<pad>``, ``<unk>``, ``<root>`` first (ids 0, 1, 2),
+    unknown 1, looked up by ``key`` (words: :func:`~nlpipe.nn.features.word_key`)."""
+    return Vocab(items, PAD_UNK_ROOT, 1, key)
 
 
 def affix_keys(form: str) -> List[str]:
@@ -33,27 +34,24 @@ def affix_keys(form: str) -> List[str]:
 
 
 def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
-                      affixes: Dict[str, int], tags: Vocab, xtags: Vocab) -> Dict[str, np.ndarray]:
+                      affixes: Vocab, tags: Vocab, xtags: Vocab) -> Dict[str, np.ndarray]:
     """Id arrays of one sentence with the root prepended: ``words, shapes, upos, xpos [n + 1]``,
     ``affixes [n + 1, N_AFFIXES]``."""
     n = len(forms)
     wid = np.empty(n + 1, dtype=np.int64)
     wid[0] = ROOT_ID
-    get = words.index.get
-    for i, f in enumerate(forms):
-        wid[i + 1] = get(word_key(f), 1)
+    wid[1:] = [words.id(f) for f in forms]
     shp = np.zeros(n + 1, dtype=np.int64)
     shp[1:] = [word_shape(f) for f in forms]
     aff = np.zeros((n + 1, N_AFFIXES), dtype=np.int64)
-    aget = affixes.get
     for i, f in enumerate(forms):
-        aff[i + 1] = [aget(k, 1) for k in affix_keys(f)]
+        aff[i + 1] = [affixes.id(k) for k in affix_keys(f)]
     up = np.empty(n + 1, dtype=np.int64)
     up[0] = ROOT_ID
-    up[1:] = [tags.index.get(t, 1) for t in upos]
+    up[1:] = [tags.id(t) for t in upos]
     xp = np.empty(n + 1, dtype=np.int64)
     xp[0] = ROOT_ID
-    xp[1:] = [xtags.index.get(t, 1) for t in xpos]
+    xp[1:] = [xtags.id(t) for t in xpos]
     return {"words": wid, "shapes": shp, "affixes": aff, "upos": up, "xpos": xp}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, TypeVar
+from typing import Any, Callable, Dict, Iterator, Optional, TypeVar
 
 from nlpipe.io.model_dir import model_errors, read_json, read_tensors, write_config, write_json, write_tensors
 
@@ -65,19 +65,30 @@ class WeightAverage:
             net.load_state_dict(own)
 
 
-def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[str, Any]) -> None:
+def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[str, Any],
+                   labels_key: Optional[str] = None) -> None:
     """Write a torch stage's model directory: ``vocab.json``, ``weights.pt`` (see :func:`save_half`)
-    and ``config.json``."""
+    and ``config.json``. The label set is kept once, in config ``labels``: ``vocab[labels_key]``
+    (the same list) is left out of ``vocab.json``."""
+    if labels_key is not None:
+        if list(vocab[labels_key]) != list(config["labels"]):
+            raise ValueError(f"vocabulary '{labels_key}' differs from the config's labels")
+        vocab = {k: v for k, v in vocab.items() if k != labels_key}
     write_json(Path(out_dir) / VOCAB, vocab)
     save_half(net, Path(out_dir) / WEIGHTS)
     write_config(out_dir, config)
 
 
-def read_model_dir(model_dir: Path, what: str, build: Callable[[Dict[str, Any]], M]) -> M:
+def read_model_dir(model_dir: Path, what: str, build: Callable[[Dict[str, Any]], M],
+                   config: Optional[Dict[str, Any]] = None, labels_key: Optional[str] = None) -> M:
     """The model ``build(vocab)`` makes from ``vocab.json``, with ``weights.pt`` loaded into its
-    ``net`` (in eval mode); any damage is a ModelError about ``what``."""
+    ``net`` (in eval mode); any damage is a ModelError about ``what``. With ``labels_key``,
+    ``vocab[labels_key]`` is the config's ``labels`` (models saved before the label set was kept
+    once still have it in ``vocab.json``, where it is read)."""
     vocab = read_json(Path(model_dir) / VOCAB)
     with model_errors(Path(model_dir), what):
+        if labels_key is not None and labels_key not in vocab:
+            vocab[labels_key] = (config or {})["labels"]
         model = build(vocab)
     load_half(model.net, Path(model_dir) / WEIGHTS)  # type: ignore[attr-defined]
     model.net.eval()  # type: ignore[attr-defined]

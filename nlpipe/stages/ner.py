@@ -18,20 +18,16 @@ from nlpipe.io.misc import misc_set, set_ne_tags
 from nlpipe.decode import chain
 from nlpipe.tags import repair
 from nlpipe.errors import ModelError
-from nlpipe.io.model_dir import read_arrays, read_lines
+from nlpipe.io.model_dir import read_arrays
 from nlpipe.nn.device import resolve_device
-from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
+from nlpipe.nn.features import N_AFFIXES, AffixVocab, shape_ids, word_vocab
 from nlpipe.stages.base import COLUMNS, READ_AHEAD
+from nlpipe.vocab import Vocab, read_vocab
 
 WEIGHTS = "weights.npz"
 MAX_DOC_TOKENS = 2000  # a document longer than this is tagged in pieces of about this many tokens
 WORDS = "words.txt"
 AFFIXES = "affixes.txt"
-
-
-def _load_list(model_dir: Path, name: str) -> List[str]:
-    """Entries of a one-per-line model file, without the ``<pad>`` and ``<unk>`` it lists first."""
-    return read_lines(Path(model_dir) / name)[2:]
 
 
 def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
@@ -75,8 +71,8 @@ class NERStage:
         labels = config.get("labels")
         if not isinstance(hp, dict) or not isinstance(labels, list) or hp.get("arch") not in ("idcnn", "bilstm"):
             raise ModelError(f"{model_dir}: config.json lacks a valid 'model' block or 'labels'")
-        vocab = Vocab(_load_list(model_dir, WORDS))
-        affixes = AffixVocab(_load_list(model_dir, AFFIXES)) if hp.get("affix_dim") else None
+        vocab = read_vocab(Path(model_dir) / WORDS, word_vocab([]))
+        affixes = read_vocab(Path(model_dir) / AFFIXES, AffixVocab([])) if hp.get("affix_dim") else None
         self._build(str(model_dir), hp, labels, vocab, affixes, read_arrays(Path(model_dir) / WEIGHTS), device, probs,
                     chunk_sentences, batch_tokens)
 
@@ -121,7 +117,7 @@ class NERStage:
 
     def scores(self, seqs: Sequence[List[str]]) -> List[np.ndarray]:
         """Per-sequence label scores ``[len, K]`` (log-probabilities for greedy models with ``probs``)."""
-        feats = [(self.vocab.ids(ws), shape_ids(ws), self.affixes.ids(ws) if self.affixes else None)
+        feats = [(self.vocab.ids(ws), shape_ids(ws), self.affixes.affix_ids(ws) if self.affixes else None)
                  for ws in seqs]
         if self.numpy_model is not None:
             packed, starts = self.numpy_model.scores(feats)

@@ -2,7 +2,7 @@
 
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
 else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
-affixes, tags, labels) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
+affixes, tags; the labels are config ``labels``, older models repeat them as ``rels``) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
 A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.transition`) holds
 ``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
 """
@@ -76,17 +76,19 @@ class BiaffineModel:
         import torch
 
         from nlpipe.nn.biaffine import BiaffineParser
+        from nlpipe.nn.features import word_key
         from nlpipe.nn.parser_encoder import ParserEncoder, make_vocab
+        from nlpipe.vocab import Vocab, label_vocab
 
         self.torch = torch
         self.vocab = vocab
         self.hyper = hyper
-        self.words = make_vocab(vocab["words"])
-        self.affixes = {a: i for i, a in enumerate(["<pad>", "<unk>"] + vocab["affixes"])}
+        self.words = make_vocab(vocab["words"], word_key)
+        self.affixes = Vocab(vocab["affixes"])
         self.upos = make_vocab(vocab["upos"])
         self.xpos = make_vocab(vocab["xpos"])
-        self.rels = list(vocab["rels"])
-        self.rel_index = {r: i for i, r in enumerate(self.rels)}
+        self.rel_vocab = label_vocab(vocab["rels"])
+        self.rels = self.rel_vocab.entries
         shared = bool(hyper.get("shared_dropout", False))    # models trained before it existed: False
         encoder = ParserEncoder(len(self.words), len(self.affixes), len(self.upos), len(self.xpos),
                                 word_dim=hyper["word_dim"], shape_dim=hyper["shape_dim"],
@@ -95,7 +97,7 @@ class BiaffineModel:
                                 word_dropout=hyper["word_dropout"], tag_dropout=hyper["tag_dropout"],
                                 shared_dropout=shared)
         self.net = BiaffineParser(encoder, len(self.rels), arc_dim=hyper["arc_dim"], rel_dim=hyper["rel_dim"],
-                                  dropout=hyper["dropout"], root_rel=self.rel_index.get("root", 0),
+                                  dropout=hyper["dropout"], root_rel=self.rel_vocab.id("root"),
                                   shared_dropout=shared)
         self.device = torch.device(device)
         self.net.to(self.device)
@@ -120,7 +122,7 @@ class BiaffineModel:
             mask[i, :m] = True
             if gold:
                 heads[i, 1:m] = e.heads
-                rels[i, 1:m] = [self.rel_index.get(r, 0) for r in e.rels]
+                rels[i, 1:m] = self.rel_vocab.ids(e.rels)
         out = {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
         out["mask"] = torch.from_numpy(mask).to(self.device)
         if gold:
@@ -156,11 +158,12 @@ class BiaffineModel:
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
         save_model_dir(out_dir, self.vocab, self.net, {"stage": "parse", "arch": ARCH, "language": lang,
                                                        "model": self.hyper, "labels": self.rels,
-                                                       "training": training})
+                                                       "training": training}, labels_key="rels")
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
-        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device))
+        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device),
+                               config, "rels")
         model.net.to(model.device)
         return model
 

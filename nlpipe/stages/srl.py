@@ -6,7 +6,7 @@ nothing else. Sentences are read in chunks, sorted by length and run in batches;
 predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
 
 A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
-labels, BIO role labels, sense tables) and ``weights.pt`` (plain tensors, ``weights_only=True``).
+labels, sense tables; the BIO role labels are config ``labels``, older models repeat them as ``roles``) and ``weights.pt`` (plain tensors, ``weights_only=True``).
 Predicate senses: the most frequent roleset of the lemma (LEMMA column, else the lower-cased form)
 in the training data, else ``lemma.01``.
 """
@@ -99,19 +99,18 @@ class LisaModel:
                  vectors: Optional[np.ndarray] = None):
         import torch
 
-        from nlpipe.nn.features import Vocab
+        from nlpipe.nn.features import word_vocab
+        from nlpipe.vocab import label_vocab
         from nlpipe.nn.lisa import LISA
 
         self.torch = torch
         self.vocab, self.hyper = vocab, hyper
-        self.words = Vocab(vocab["words"])
+        self.words = word_vocab(vocab["words"])
+        self.tag_vocab, self.rel_vocab, self.role_vocab = (label_vocab(vocab[k]) for k in ("tags", "rels", "roles"))
         self.tags: List[str] = vocab["tags"]
-        self.tag_index = {t: i for i, t in enumerate(self.tags)}
         self.is_pred = np.array([t.endswith(PRED_SUFFIX) for t in self.tags])
         self.rels: List[str] = vocab["rels"]
-        self.rel_index = {r: i for i, r in enumerate(self.rels)}
         self.roles: List[str] = vocab["roles"]
-        self.role_index = {r: i for i, r in enumerate(self.roles)}
         self.allowed, self.allowed_start = bio_constraints(self.roles)
         self.trans, self.start = chain.constrain(self.allowed, self.allowed_start)
         self.senses: Dict[str, str] = vocab.get("senses", {})
@@ -150,12 +149,12 @@ class LisaModel:
             preds, roles = [], []
             for i, e in enumerate(examples):
                 m = len(e.forms)
-                tags[i, :m] = [self.tag_index.get(t, 0) for t in e.tags]
-                rels[i, :m] = [self.rel_index.get(r, 0) for r in e.rels]
+                tags[i, :m] = self.tag_vocab.ids(e.tags)
+                rels[i, :m] = self.rel_vocab.ids(e.rels)
                 for p, r in zip(e.preds, e.roles):
                     preds.append((i, p))
                     row = np.zeros(n, dtype=np.int64)
-                    row[:m] = [self.role_index.get(t, 0) for t in r]
+                    row[:m] = self.role_vocab.ids(r)
                     roles.append(row)
             arrays.update(tags=tags, rels=rels, preds=np.array(preds, dtype=np.int64).reshape(-1, 2),
                           roles=np.array(roles, dtype=np.int64).reshape(-1, n))
@@ -214,11 +213,12 @@ class LisaModel:
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
         save_model_dir(out_dir, self.vocab, self.net, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
                                                        "language": lang, "model": self.hyper, "labels": self.roles,
-                                                       "training": training})
+                                                       "training": training}, labels_key="roles")
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
-        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device))
+        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device),
+                              config, "roles")
 
 
 # ---------------------------------------------------------------------------------------------

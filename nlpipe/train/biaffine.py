@@ -115,7 +115,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
         vocab = build_vocab(train_ex, glove_words, glove_top)
         model = BiaffineModel(vocab, dict(DEFAULT_HYPER, **(hyper or {})), resolve_device(device))
         emb = model.net.encoder.tokens.words
-        init_vectors, hits = embeddings(model.words.words, glove_words, vectors, emb.weight.shape[1])
+        init_vectors, hits = embeddings(model.words.entries, glove_words, vectors, emb.weight.shape[1])
         with torch.no_grad():
             emb.weight.copy_(torch.from_numpy(init_vectors))
         del vectors

@@ -21,11 +21,12 @@ from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.misc import ne_tags
 from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED, write_arrays, write_config, write_lines
+from nlpipe.io.model_dir import UNDETERMINED, write_arrays, write_config
 from nlpipe.io.provenance import record_test, training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
-from nlpipe.nn.features import AffixVocab, Vocab, affix_keys
+from nlpipe.nn.features import AffixVocab, affix_keys, word_vocab
+from nlpipe.vocab import Vocab, write_vocab
 from nlpipe.nn.tagger import DEFAULTS, NeuralTagger
 from nlpipe.stages.ner import NERStage
 from nlpipe.train.loop import Trainer, seed_everything
@@ -132,8 +133,8 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
         hp["dilations"] = [int(d) for d in dilations.split(",")]
     lr = lr if lr is not None else (5e-4 if arch == "idcnn" else 1e-3)
     g_words, g_vectors = load_glove(glove_words, glove_vectors)
-    vocab = Vocab(vocabulary((w for words, _, _ in train_s for w in words), g_words, glove_top, by_frequency=True))
-    vectors, known = embeddings(vocab.words, g_words, g_vectors, hp["word_dim"], seed)
+    vocab = word_vocab(vocabulary((w for words, _, _ in train_s for w in words), g_words, glove_top, by_frequency=True))
+    vectors, known = embeddings(vocab.entries, g_words, g_vectors, hp["word_dim"], seed)
     affixes = AffixVocab(build_affixes(train_s, min_affix)) if affix_dim > 0 else None
     log(f"ner: {arch}{'-crf' if crf else ''} {context}; {len(train_s)} train / {len(dev_s)} dev sentences; "
         f"vocab {len(vocab)} ({known} with GloVe); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
@@ -183,8 +184,8 @@ def save(out: Path, model: NeuralTagger, vocab: Vocab, affixes: Optional[AffixVo
          labels: List[str], lang: str, training: Dict[str, Any]) -> None:
     """Write config.json, words.txt, weights.npz (and affixes.txt for models with affix features)."""
     write_arrays(out / "weights.npz", model.export())
-    write_lines(out / "words.txt", vocab.words)
+    write_vocab(out / "words.txt", vocab)
     if affixes is not None:
-        write_lines(out / "affixes.txt", affixes.keys)
+        write_vocab(out / "affixes.txt", affixes)
     write_config(out, {"stage": "ner", "arch": f"{hp['arch']}.v1", "language": lang, "labels": labels,
                        "model": hp, "training": training})

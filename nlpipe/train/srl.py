@@ -131,11 +131,11 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         raise NlpipeError(f"{train_path}: no predicates in the training data (MISC Pred= and SRL= entries; "
                           f"'nlpipe train srl-data' joins PropBank files to UD trees)")
     if not init:
-        from nlpipe.nn.features import Vocab
+        from nlpipe.nn.features import word_vocab
 
         g_words, g_vectors = load_glove(glove_words, glove_vectors)
         vocab = build_vocab(train_ex, g_words, glove_top)
-        vectors, _ = embeddings(Vocab(vocab["words"]).words, g_words, g_vectors, hp["word_dim"], seed)
+        vectors, _ = embeddings(word_vocab(vocab["words"]).entries, g_words, g_vectors, hp["word_dim"], seed)
         model = LisaModel(vocab, hp, "cpu", vectors)
     n_params = sum(p.numel() for p in model.net.parameters())
     log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "

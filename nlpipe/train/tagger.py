@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from nlpipe.metrics import span_scores
-from nlpipe.nn.features import N_AFFIXES, AffixVocab, Vocab, shape_ids
+from nlpipe.nn.features import N_AFFIXES, AffixVocab, shape_ids
+from nlpipe.vocab import Vocab
 
 
 @dataclass
@@ -53,7 +54,7 @@ def tensorize(seqs: Sequence[Sequence_], vocab: Vocab, label_index: Optional[Dic
         w[i, :k] = vocab.ids(s.words)
         sh[i, :k] = shape_ids(s.words)
         if aff is not None:
-            aff[i, :k] = affixes.ids(s.words)
+            aff[i, :k] = affixes.affix_ids(s.words)
         if label_index is not None:
             t[i, :k] = [label_index[x] for x in s.tags]
     mask = sh > 0

@@ -62,7 +62,7 @@ def _batches(model: TransitionModel, trees: Sequence[Tree], batch: int
              ) -> Iterator[Tuple[Configurations, np.ndarray, Oracle]]:
     """Initial configurations, token attributes and oracle of the non-empty trees, ``batch`` trees
     of similar length at a time."""
-    label_ids = {l: i for i, l in enumerate(model.labels)}
+    label_ids = model.label_vocab.index
     order = sorted(range(len(trees)), key=lambda i: len(trees[i][0]))
     for start in range(0, len(order), batch):
         chunk = [trees[i] for i in order[start:start + batch] if len(trees[i][0])]

@@ -23,6 +23,7 @@ from nlpipe.linear.storage import compact_tables, load_block, save_tables
 from nlpipe.models.transition.features import FeaturePlan, Template, atom_sizes, check_radix, parse_template
 from nlpipe.models.transition.lookup import RowTable
 from nlpipe.models.transition.system import Configurations, num_actions
+from nlpipe.vocab import UNK_NULL_ROOT, Vocab, label_vocab
 
 WEIGHTS_FILE = "weights.npz"
 VOCAB_FILE = "vocab.json"
@@ -48,12 +49,14 @@ class TransitionModel:
         if "root" not in self.labels:
             raise ValueError("the label set has no 'root'")
         self.root_label = self.labels.index("root")
-        self.word_index = {w: i + 3 for i, w in enumerate(self.words)}
-        self.upos_index = {t: i + 3 for i, t in enumerate(self.upos)}
-        self.xpos_index = {t: i + 3 for i, t in enumerate(self.xpos)}
+        # ids 0-2 reserved (UNK, NULL, ROOT); the words as stored, a literal "<unk>" among them kept
+        self.word_vocab = Vocab(self.words, UNK_NULL_ROOT, UNK, normalize, filter=False)
+        self.upos_vocab = Vocab(self.upos, UNK_NULL_ROOT, UNK, filter=False)
+        self.xpos_vocab = Vocab(self.xpos, UNK_NULL_ROOT, UNK, filter=False)
+        self.label_vocab = label_vocab(self.labels)
         self.template_names = list(templates)
         self.templates: List[Template] = [parse_template(t) for t in templates]
-        self.sizes = atom_sizes(len(self.words) + 3, len(self.upos) + 3, len(self.xpos) + 3, len(self.labels),
+        self.sizes = atom_sizes(len(self.word_vocab), len(self.upos_vocab), len(self.xpos_vocab), len(self.labels),
                                 SIZES[cluster_level] + 3 if clusters is not None else 3)
         self.keys = [np.asarray(k, dtype=np.int64) for k in keys]
         self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
@@ -85,7 +88,7 @@ class TransitionModel:
         words = np.ones(cfg.size, dtype=bool)
         words[0] = False
         words[cfg.base] = False
-        ui, xi = self.upos_index, self.xpos_index
+        ui, xi = self.upos_vocab.index, self.xpos_vocab.index
         cache, packed = self._form_cache, self._packed_ids
         n = int(words.sum())
         # one packed int per form (flag | word id << 32 | cluster id): np.fromiter over ints is several
@@ -110,7 +113,7 @@ class TransitionModel:
         if self.clusters is not None:
             ids = self.clusters.lookup(form)
             c = UNK if ids is None else ids[self.cluster_level] + 3
-        return self.word_index.get(normalize(form), UNK), c
+        return self.word_vocab.index.get(normalize(form), UNK), c
 
     def prepare(self, block: Optional[np.ndarray] = None) -> None:
         """Build the stacked weight block (or take ``block``, whose row slices ``weights`` are) and
