@@ -61,6 +61,29 @@ COLUMNS: Dict[str, Columns] = {
 }
 
 
+REQUIRES: Dict[str, frozenset] = {
+    "tokenize": frozenset(), "pos": frozenset({"tokenize"}), "parse": frozenset({"pos"}),
+    "ner": frozenset({"tokenize"}), "predicates": frozenset({"tokenize"}), "srl": frozenset({"tokenize"}),
+}
+
+
+class Adapter:
+    """A stage class declares only its stage's name (``class ParseStage(Adapter, stage="parse")``);
+    ``name``, ``requires``, ``provides`` and ``columns`` follow from it."""
+
+    name: str
+    requires: frozenset
+    provides: frozenset
+    columns: Columns
+
+    def __init_subclass__(cls, stage: str = "", **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if stage:
+            cls.name, cls.requires, cls.columns = stage, REQUIRES[stage], COLUMNS[stage]
+            if "provides" not in cls.__dict__:   # a class may provide more (pos: upos, xpos)
+                cls.provides = frozenset({stage})
+
+
 class Stage(Protocol):
     name: str
     requires: frozenset

@@ -21,7 +21,7 @@ from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_arrays
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import N_AFFIXES, AffixVocab, shape_ids, word_vocab
-from nlpipe.stages.base import COLUMNS, READ_AHEAD
+from nlpipe.stages.base import READ_AHEAD, Adapter
 from nlpipe.vocab import Vocab, read_vocab
 
 WEIGHTS = "weights.npz"
@@ -57,13 +57,8 @@ def _units(sentences: Iterable[Sentence], document: bool, max_sents: int,
         yield chunk
 
 
-class NERStage:
+class NERStage(Adapter, stage="ner"):
     """The ``ner`` stage: ``annotate`` writes MISC ``NE=`` (and ``NEProb=`` when ``probs``)."""
-
-    name = "ner"
-    requires = frozenset({"tokenize"})
-    provides = frozenset({"ner"})
-    columns = COLUMNS["ner"]
 
     def __init__(self, model_dir: Path, config: Dict[str, Any], device: str = "cpu", probs: bool = False,
                  chunk_sentences: int = READ_AHEAD, batch_tokens: int = 20000):

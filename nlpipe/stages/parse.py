@@ -18,7 +18,7 @@ from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, mis
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.weights import read_model_dir, save_model_dir
-from nlpipe.stages.base import COLUMNS, fill_in_chunks
+from nlpipe.stages.base import Adapter, fill_in_chunks
 
 ARCH = "biaffine.v1"
 
@@ -182,13 +182,9 @@ def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
     return todo
 
 
-class ParseStage:
+class ParseStage(Adapter, stage="parse"):
     """Predicts HEAD and DEPREL of every word; needs UPOS and XPOS."""
 
-    name = "parse"
-    requires = frozenset({"pos"})
-    provides = frozenset({"parse"})
-    columns = COLUMNS["parse"]
     # Scores grow with the square of the length (and the tree decoders faster): a longer sentence is
     # passed through with a warning naming it (see nlpipe.runtime.pipeline); HEAD refers to word IDs, so no windows.
     max_len = 500
@@ -258,13 +254,9 @@ TRANSITION_ARCH = "transition-dfs.v1"
 TRANSITION_BATCH = 4096   # sentences parsed in lockstep at most
 
 
-class TransitionParseStage:
+class TransitionParseStage(Adapter, stage="parse"):
     """Predicts HEAD and DEPREL with the greedy transition parser (:mod:`nlpipe.models.transition`)."""
 
-    name = "parse"
-    requires = frozenset({"pos"})
-    provides = frozenset({"parse"})
-    columns = COLUMNS["parse"]
     max_len = 500
 
     def __init__(self, model: Any, margin: Optional[float] = None, checkpoints: Optional[Sequence[int]] = None,

@@ -21,20 +21,17 @@ from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
-from nlpipe.stages.base import COLUMNS
+from nlpipe.stages.base import Adapter
 
 ARCH = "dfs-tagger.v1"
 LABEL_SEP = "\t"
 BATCH_SENTENCES = 4096
 
 
-class PosTagger:
+class PosTagger(Adapter, stage="pos"):
     """The ``pos`` stage over a :class:`TemplatedModel`."""
 
-    name = "pos"
-    requires = frozenset({"tokenize"})
     provides = frozenset({"pos", "upos", "xpos"})
-    columns = COLUMNS["pos"]
 
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
                  batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,
