@@ -231,7 +231,7 @@ def test_shared_dropout_drops_the_same_units_at_every_time_step():
 
 
 def test_biaffine_hyper_parameter_turns_on_shared_dropout_and_old_configs_keep_it_off():
-    from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel
+    from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel
 
     vocab = {"words": ["a", "b"], "affixes": [], "upos": ["X"], "xpos": ["X"], "rels": ["root", "dep"]}
     new = BiaffineModel(vocab, dict(DEFAULT_HYPER, hidden=8, arc_dim=8, rel_dim=4, layers=2))

@@ -16,6 +16,7 @@ from nlpipe.errors import InputError, ModelError
 from nlpipe.io.model_dir import read_config
 from conftest import missing
 from nlpipe.registry import load_stage
+from nlpipe.models import biaffine as B
 from nlpipe.stages import parse as P
 from nlpipe.train import biaffine as B
 from nlpipe.train import transition as T
@@ -119,7 +120,7 @@ def test_probs_go_to_misc_and_lie_in_0_1(model_dir, projective):
 
 def test_padded_batch_equals_each_sentence_alone(model_dir):
     stage = load_stage("parse", str(model_dir))
-    examples = [P._example(s, "", False) for s in parse_string(TREEBANK + INPUT)]
+    examples = [B._example(s, "", False) for s in parse_string(TREEBANK + INPUT)]
     together = stage.model.predict(examples, probs=True)
     for e, t in zip(examples, together):
         alone = stage.model.predict([e], probs=True)[0]
@@ -140,10 +141,10 @@ def test_batches_in_worker_threads_give_the_same_output(model_dir):
 
 
 def test_untrained_model_still_gives_trees(tmp_path):
-    vocab = B.build_vocab([P._example(s, "", True) for s in parse_string(TREEBANK)], [], 0)
-    model = P.BiaffineModel(vocab, TINY)  # zero biaffine weights: every head scores the same
+    vocab = B.build_vocab([B._example(s, "", True) for s in parse_string(TREEBANK)], [], 0)
+    model = B.BiaffineModel(vocab, TINY)  # zero biaffine weights: every head scores the same
     for projective in (False, True):
-        for heads, rels, _ in model.predict([P._example(s, "", False) for s in parse_string(TREEBANK)],
+        for heads, rels, _ in model.predict([B._example(s, "", False) for s in parse_string(TREEBANK)],
                                             projective=projective):
             assert is_tree(np.array([0] + heads)) and rels[heads.index(0)] == "root"
             if projective:
@@ -154,7 +155,7 @@ def test_training_file_without_gold_heads_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_text(TREEBANK.replace("2\tdog\tdog\tNOUN\tNN\t_\t3", "2\tdog\tdog\tNOUN\tNN\t_\t_"), encoding="utf-8")
     with pytest.raises(InputError) as e:
-        P.read_treebank(str(bad))
+        B.read_treebank(str(bad))
     assert str(e.value).startswith(f"{bad}:4:") and "HEAD" in str(e.value)
 
 

@@ -19,7 +19,7 @@ from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
 from nlpipe.cli.train import train_srl  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
-from nlpipe.stages import srl  # noqa: E402
+from nlpipe.models import lisa as srl  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures" / "srl"
 TRAIN = str(FIX / "train.conllu")

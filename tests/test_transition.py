@@ -13,6 +13,7 @@ from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.runtime.evaluate import strip_stage
 from nlpipe.io.model_dir import read_config
 from nlpipe.registry import load_stage
+from nlpipe.models.biaffine import read_treebank
 from nlpipe.stages import parse as P
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES, FeaturePlan, atom_sizes, parse_template
 from nlpipe.models.transition.lookup import KeyHash, RowTable
@@ -285,7 +286,7 @@ def test_training_fits_the_tiny_treebank(model_dir, name, margin):
 def test_exploration_collects_only_configurations_off_the_gold_path(model_dir):
     from nlpipe.train.transition import explore_examples
 
-    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in P.read_treebank(str(model_dir / "dev.conllu"))]
+    trees = [(e.forms, e.upos, e.xpos, e.heads, e.rels) for e in read_treebank(str(model_dir / "dev.conllu"))]
     model = TransitionModel.load(model_dir / "mx")
     rng = np.random.default_rng(0)
     keys, gold, legal = explore_examples(model, trees, 0.0, rng)    # always the oracle: never off the path

@@ -88,7 +88,7 @@ def test_biaffine_label_set_is_stored_once_and_old_models_still_load(tmp_path):
     pytest.importorskip("torch")
     from nlpipe.io.model_dir import read_config
     from nlpipe.io.provenance import training_block
-    from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel
+    from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel
 
     vocab = {"words": ["a", "b"], "affixes": ["p1:a"], "upos": ["X"], "xpos": ["X"], "rels": ["root", "dep"]}
     model = BiaffineModel(vocab, dict(DEFAULT_HYPER, hidden=8, arc_dim=8, rel_dim=4, layers=2))

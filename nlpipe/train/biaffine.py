@@ -1,5 +1,5 @@
 """`nlpipe train parse` (biaffine): vocabularies, GloVe initialisation, the per-batch loss and the
-dev scorer of :class:`~nlpipe.stages.parse.BiaffineModel`; the loop is :class:`nlpipe.train.loop.Trainer`.
+dev scorer of :class:`~nlpipe.models.biaffine.BiaffineModel`; the loop is :class:`nlpipe.train.loop.Trainer`.
 
 Adam with an exponential learning-rate decay per epoch, gradient clipping, a moving average of the
 weights (``ema``); after every epoch the dev file is parsed by :class:`~nlpipe.stages.parse.ParseStage`
@@ -20,7 +20,8 @@ from nlpipe.io.model_dir import UNDETERMINED, read_config
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
-from nlpipe.stages.parse import DEFAULT_HYPER, BiaffineModel, Example, ParseStage, _example, read_treebank
+from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example, read_treebank
+from nlpipe.stages.parse import ParseStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.vectors import embeddings, load_glove, vocabulary
 

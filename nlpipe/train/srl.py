@@ -19,7 +19,8 @@ from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
 from nlpipe.tags import label_order
-from nlpipe.stages.srl import Example, LisaModel, SrlStage, example
+from nlpipe.models.lisa import Example, LisaModel, example
+from nlpipe.stages.srl import SrlStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.optim import adam
 from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary

@@ -29,7 +29,8 @@ from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.models.transition.features import DEFAULT_TEMPLATES
 from nlpipe.models.transition.model import TransitionModel
 from nlpipe.models.transition.system import Configurations, Oracle
-from nlpipe.stages.parse import TRANSITION_ARCH, TransitionParseStage, read_treebank
+from nlpipe.models.biaffine import read_treebank
+from nlpipe.stages.parse import TRANSITION_ARCH, TransitionParseStage
 
 # a training tree: forms, UPOS, XPOS, heads (1-based, 0 = root), labels
 Tree = Tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[int], Sequence[str]]

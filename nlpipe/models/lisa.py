@@ -1,0 +1,210 @@
+"""The LISA family: a sentence's inputs and gold frames (:class:`Example`), the model over
+:class:`~nlpipe.nn.lisa.LISA` (vocabularies, tensors, predict) and its directory (``config.json``,
+``vocab.json``, ``weights.pt``)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.io.conllu import FORM, HEAD, LEMMA, XPOS, Sentence
+from nlpipe.io.misc import NO_SENSE, frames_from_misc, predicates
+from nlpipe.decode import chain
+from nlpipe.tags import bio_constraints, repair_ids, spans_to_bio
+from nlpipe.errors import InputError
+from nlpipe.nn.weights import read_model_dir, save_model_dir
+
+ARCH = "lisa.v1"
+PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+class Example:
+    """One sentence's model inputs and (when known) gold annotation, as plain lists."""
+
+    __slots__ = ("forms", "lemmas", "heads", "rels", "tags", "preds", "roles", "rolesets")
+
+    def __init__(self, forms: List[str], lemmas: List[str]):
+        self.forms, self.lemmas = forms, lemmas
+        self.heads: Optional[List[int]] = None        # CoNLL-U HEAD numbers
+        self.rels: Optional[List[str]] = None
+        self.tags: Optional[List[str]] = None         # joint POS x predicate labels
+        self.preds: Optional[List[int]] = None        # 0-based predicate positions
+        self.roles: Optional[List[List[str]]] = None  # BIO role tags per predicate
+        self.rolesets: Optional[List[str]] = None     # Pred= value per predicate
+
+
+def read_heads(sent: Sentence, path: str) -> List[int]:
+    """HEAD numbers of the words; an :class:`InputError` where one is not a word number."""
+    n = len(sent.words)
+    out = []
+    for k, w in enumerate(sent.words):
+        h = w[HEAD]
+        if not h.isdigit() or int(h) > n:
+            raise InputError(path, sent.line_of(w), f"HEAD '{h}' of word {k + 1} is not a word number 0..{n} "
+                                                   f"(--parse-from-input needs a parsed input: run 'nlpipe parse')")
+        out.append(int(h))
+    return out
+
+
+def gold_frames(sent: Sentence, path: str) -> Tuple[List[int], List[List[str]], List[str]]:
+    """Predicate positions, BIO role tags (``V`` included) and Pred= values from MISC."""
+    frames = frames_from_misc(sent, path)
+    values = predicates(sent)
+    n = len(sent.words)
+    return ([f.pred for f in frames], [spans_to_bio(f.spans, n) for f in frames],
+            [values[f.pred] or NO_SENSE for f in frames])
+
+
+def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
+            predicates: bool = False) -> Example:
+    """The example of a sentence; ``gold`` reads everything training needs (XPOS, tree, frames)."""
+    words = sent.words
+    ex = Example([w[FORM] for w in words], [w[LEMMA] for w in words])
+    if gold or heads:
+        ex.heads = read_heads(sent, path)
+    if gold or predicates:
+        ex.preds, ex.roles, ex.rolesets = gold_frames(sent, path)
+    if gold:
+        from nlpipe.io.conllu import DEPREL
+
+        ex.rels = [w[DEPREL] for w in words]
+        marked = set(ex.preds)
+        ex.tags = [w[XPOS] + (PRED_SUFFIX if i in marked else "") for i, w in enumerate(words)]
+    return ex
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Model wrapper: vocabularies + torch module
+
+class LisaModel:
+    """Vocabularies, sense tables and the :class:`~nlpipe.nn.lisa.LISA` module together."""
+
+    def __init__(self, vocab: Dict[str, Any], hyper: Dict[str, Any], device: str = "cpu",
+                 vectors: Optional[np.ndarray] = None):
+        import torch
+
+        from nlpipe.nn.features import word_vocab
+        from nlpipe.vocab import label_vocab
+        from nlpipe.nn.lisa import LISA
+
+        self.torch = torch
+        self.vocab, self.hyper = vocab, hyper
+        self.words = word_vocab(vocab["words"])
+        self.tag_vocab, self.rel_vocab, self.role_vocab = (label_vocab(vocab[k]) for k in ("tags", "rels", "roles"))
+        self.tags: List[str] = vocab["tags"]
+        self.is_pred = np.array([t.endswith(PRED_SUFFIX) for t in self.tags])
+        self.rels: List[str] = vocab["rels"]
+        self.roles: List[str] = vocab["roles"]
+        self.allowed, self.allowed_start = bio_constraints(self.roles)
+        self.trans, self.start = chain.constrain(self.allowed, self.allowed_start)
+        self.senses: Dict[str, str] = vocab.get("senses", {})
+        self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
+        self.net = LISA(hyper, len(self.words), len(self.tags), len(self.rels), len(self.roles), vectors)
+        self.device = torch.device(device)
+        self.net.to(self.device)
+
+    def sense(self, form: str, lemma: str) -> str:
+        """Roleset of a predicted predicate (see the module docstring)."""
+        if lemma not in ("_", ""):
+            key = lemma.lower()
+            return self.senses.get(key) or f"{key}.01"
+        key = form.lower()
+        return self.senses.get(key) or self.form_senses.get(key) or f"{key}.01"
+
+    def tensors(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, Any]:
+        """Padded ``[batch, T]`` tensors; ``gold`` adds tags, rels, heads, preds and roles."""
+        from nlpipe.nn.features import shape_ids
+        from nlpipe.nn.lisa import heads_tensor
+
+        torch = self.torch
+        b = len(examples)
+        n = max(len(e.forms) for e in examples)
+        words = np.zeros((b, n), dtype=np.int64)
+        shapes = np.zeros((b, n), dtype=np.int64)
+        for i, e in enumerate(examples):
+            words[i, :len(e.forms)] = self.words.ids(e.forms)
+            shapes[i, :len(e.forms)] = shape_ids(e.forms)
+        arrays: Dict[str, np.ndarray] = {"words": words, "shapes": shapes, "mask": shapes > 0}
+        if gold or heads:
+            arrays["heads"] = heads_tensor([e.heads for e in examples], n)
+        if gold:
+            tags = np.zeros((b, n), dtype=np.int64)
+            rels = np.zeros((b, n), dtype=np.int64)
+            preds, roles = [], []
+            for i, e in enumerate(examples):
+                m = len(e.forms)
+                tags[i, :m] = self.tag_vocab.ids(e.tags)
+                rels[i, :m] = self.rel_vocab.ids(e.rels)
+                for p, r in zip(e.preds, e.roles):
+                    preds.append((i, p))
+                    row = np.zeros(n, dtype=np.int64)
+                    row[:m] = self.role_vocab.ids(r)
+                    roles.append(row)
+            arrays.update(tags=tags, rels=rels, preds=np.array(preds, dtype=np.int64).reshape(-1, 2),
+                          roles=np.array(roles, dtype=np.int64).reshape(-1, n))
+        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+
+    def predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
+                viterbi: bool = True, threads: int = 0) -> List[Tuple[List[int], List[List[str]]]]:
+        """``(predicate positions, BIO role tags per predicate)`` for each example (one batch);
+        ``threads`` > 0 runs the network with that many torch threads (restored afterwards)."""
+        torch = self.torch
+        previous = torch.get_num_threads()
+        if threads > 0 and threads != previous:
+            torch.set_num_threads(threads)
+        try:
+            return self._predict(examples, given_heads, given_preds, viterbi)
+        finally:
+            if torch.get_num_threads() != previous:
+                torch.set_num_threads(previous)
+
+    def _predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
+                 viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:
+        torch = self.torch
+        self.net.eval()
+        with torch.no_grad():
+            t = self.tensors(examples, heads=given_heads)
+            mask = t["mask"]
+            out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"))
+            if given_preds:
+                preds = [list(e.preds or []) for e in examples]
+            else:
+                is_pred = self.is_pred[out["tags"].argmax(-1).cpu().numpy()] & mask.cpu().numpy()
+                preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
+            flat = [(i, p) for i, ps in enumerate(preds) for p in ps]
+            if not flat:
+                return [(p, []) for p in preds]
+            idx = torch.tensor(flat, dtype=torch.long, device=self.device)
+            scores = self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy()
+        lengths = np.array([len(examples[i].forms) for i, _ in flat])
+        ids = scores.argmax(-1)
+        if viterbi:
+            # Allowed transitions score 0 (forbidden: the semiring zero), so a valid argmax sequence is
+            # already the Viterbi path: decode the rest.
+            ok = self.allowed[ids[:, :-1], ids[:, 1:]] | (np.arange(1, ids.shape[1])[None] >= lengths[:, None])
+            redo = np.flatnonzero(~(ok.all(1) & self.allowed_start[ids[:, 0]]))
+            if len(redo):
+                n = int(lengths[redo].max())
+                ids[redo, :n] = chain.viterbi(scores[redo, :n], lengths[redo], self.trans, self.start)
+        else:
+            ids = repair_ids(ids, lengths, self.roles)
+        results: List[Tuple[List[int], List[List[str]]]] = [(p, []) for p in preds]
+        for row, (i, _) in enumerate(flat):
+            results[i][1].append([self.roles[j] for j in ids[row, :lengths[row]]])
+        return results
+
+    # saving and loading: config.json + vocab.json + weights.pt (half precision on disk)
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str) -> None:
+        save_model_dir(out_dir, self.vocab, self.net, {"stage": "srl", "also_stages": ["predicates"], "arch": ARCH,
+                                                       "language": lang, "model": self.hyper, "labels": self.roles,
+                                                       "training": training}, labels_key="roles")
+
+    @classmethod
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
+        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device),
+                              config, "roles")
