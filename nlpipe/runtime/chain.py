@@ -1,5 +1,10 @@
 """The loaded chain: which stages run, with which options, and how one chunk of sentences goes
-through them (long sentences in windows, ``--keep-existing``), the same in every process."""
+through them (``--keep-existing``), the same in every process.
+
+A stage may declare ``max_len`` (words): a longer sentence is annotated window by window when the
+stage declares ``windowable = True`` (its columns do not refer to word IDs), otherwise it is passed
+through unannotated by that stage with a warning naming its sent_id.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,18 +1,9 @@
 """Running stages over files: one stage as a filter, or the whole chain in one process.
 
 ``nlpipe annotate`` reads each input (raw text, or CoNLL-U when tokenize is not asked or the input
-looks like CoNLL-U) and cuts it into chunks of about ``batch`` sentences. A chunk of CoNLL-U is kept
-as bytes until it is annotated, so that the same chunk can be parsed and annotated here or in a
-worker process (:mod:`nlpipe.runtime.parallel`) or on a Dask worker (:mod:`nlpipe.runtime.distributed`), with the same
-result: :func:`process_chunk` is the one place where a chunk is parsed, annotated and written.
-
-Each stage sees a chunk's sentences as one iterable, so neural stages batch across them. When a
-stage reads whole documents (``stage.document`` is true), chunks end only where a ``# newdoc``
-starts (up to ``DOC_CAP`` batches), so the stage sees the same documents as in a shell pipe.
-
-A stage may declare ``max_len`` (words): a longer sentence is annotated window by window when the
-stage declares ``windowable = True`` (its columns do not refer to word IDs), otherwise it is passed
-through unannotated by that stage with a warning naming its sent_id.
+looks like CoNLL-U), cuts it into chunks (:mod:`nlpipe.runtime.chunks`) and hands them to the loaded
+chain (:mod:`nlpipe.runtime.chain`) here or in worker processes (:mod:`nlpipe.runtime.parallel`);
+outputs are checked before any work starts and written whole (:mod:`nlpipe.io.outputs`).
 """
 from __future__ import annotations
 

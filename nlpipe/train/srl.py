@@ -148,9 +148,15 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         return (inverse_sqrt(step + init_steps, lr, warmup) * min(1.0, step / 100) if init
                 else inverse_sqrt(step, lr, warmup))
 
+    base = training_block({"train": train_path, "dev": dev_path}, {}, lr=lr, warmup=warmup,
+                          batch_tokens=batch_tokens, seed=seed,
+                          glove=f"{GLOVE}: training words + {glove_top} most frequent",
+                          syntax=hp["syntax"], continued_from=init)   # the data files are hashed once
+
     def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
-        return _training(train_path, dev_path, hp, best, lr, warmup, batch_tokens, seed, glove_top, init,
-                         init_steps + steps)
+        return dict(base, epochs=best["epoch"], seconds=best["seconds"], steps=init_steps + steps,
+                    scores={"dev_srl_f1_gold_predicates": round(best["f1"], 2),
+                            "dev_predicates_f1": round(best["predicates_f1"], 2)})
 
     start = time.time()
     trainer = LisaTrainer(model, train_ex, dev_sents, batch_tokens, Path(out), training, start, lang)
@@ -159,15 +165,3 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     best = run.best
     return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
             "epoch": run.best_epoch, "seconds": round(time.time() - start), "syntax": hp["syntax"]}
-
-
-def _training(train_path: str, dev_path: str, hp: Dict[str, Any], best: Dict[str, Any], lr: float, warmup: int,
-              batch_tokens: int, seed: int, glove_top: int, init: Optional[str] = None,
-              steps: int = 0) -> Dict[str, Any]:
-    return training_block({"train": train_path, "dev": dev_path},
-                          {"srl_f1_gold_predicates": round(best["f1"], 2),
-                           "predicates_f1": round(best["predicates_f1"], 2)},
-                          epochs=best["epoch"], seconds=best["seconds"], lr=lr, warmup=warmup,
-                          batch_tokens=batch_tokens, seed=seed,
-                          glove=f"{GLOVE}: training words + {glove_top} most frequent",
-                          syntax=hp["syntax"], steps=steps, continued_from=init)
