@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nlpipe.io.conllu import UPOS, XPOS, parse_string, to_string
+from nlpipe.io.conllu import LEMMA, UPOS, XPOS, parse_string, to_string
 from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.cli.train import train_pos
 from nlpipe.registry import load_stage
@@ -104,7 +105,9 @@ def test_tags_training_sentences_back(model_dir):
     assert to_string(out) == to_string(gold)
 
 
-def test_annotate_changes_only_upos_and_xpos(model_dir):
+def test_annotate_changes_only_upos_xpos_and_lemma(model_dir):
+    """TRAIN has lemmas but no features: the model writes UPOS, XPOS and LEMMA and leaves the rest
+    (FEATS included) as they were."""
     before = parse_string(INPUT)
     after = list(load_stage("pos", str(model_dir), margin=0.0).annotate(parse_string(INPUT)))
     assert [s.comments for s in after] == [s.comments for s in before]
@@ -113,7 +116,7 @@ def test_annotate_changes_only_upos_and_xpos(model_dir):
         for rb, ra in zip(b.rows, a.rows):
             is_word = rb[0].isdigit()
             for col in range(10):
-                if is_word and col in (UPOS, XPOS):
+                if is_word and col in (UPOS, XPOS, LEMMA):
                     assert ra[col] != "_"
                 else:
                     assert ra[col] == rb[col]
@@ -136,9 +139,7 @@ def test_cli_filter_round_trip(model_dir):
 
 def test_truncated_model_is_a_model_error(model_dir, tmp_path):
     broken = tmp_path / "broken"
-    broken.mkdir()
-    for f in model_dir.iterdir():
-        (broken / f.name).write_bytes(f.read_bytes())
+    shutil.copytree(model_dir, broken)
     w = (broken / "weights.npz").read_bytes()
     (broken / "weights.npz").write_bytes(w[:100])
     with pytest.raises(ModelError):

@@ -168,6 +168,9 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @O.FOLDS
 @click.option("--prune", type=float, default=1e-3, show_default=True,
               help="Leave weights smaller than this out of the saved model (smaller files).")
+@click.option("--morph/--no-morph", default=None,
+              help="Also train FEATS and LEMMA (a FEATS pass and a lemmatizer reading the tags; default: "
+                   "for the columns the training file fills).")
 @O.LANG
 @O.SEED
 @O.AS_JSON
@@ -177,7 +180,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
               epochs: int, lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
               wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
               glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
-              lang: Optional[str], seed: int, as_json: bool) -> None:
+              morph: Optional[bool], lang: Optional[str], seed: int, as_json: bool) -> None:
     """Train the POS tagger (dynamic feature selection over feature templates)."""
     from nlpipe.linear.dfs import checkpoint_schedule
     from nlpipe.train.pos import TrainOptions, read_templates, train_model
@@ -207,14 +210,17 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
         config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
                              glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors,
                              checkpoints=checkpoints, two_pass=two_pass, folds=folds, prune=prune,
-                             first_margin=first_margin, first_checkpoints=first_checkpoints, **O.given(lang=lang))
+                             first_margin=first_margin, first_checkpoints=first_checkpoints, morph=morph,
+                             **O.given(lang=lang))
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
     sc = config["training"]["scores"]
     first = "" if first_margin is None and first_checkpoints is None else (
         f"; first pass: margin {margin if first_margin is None else first_margin}, "
         f"checkpoints {(checkpoints if first_checkpoints is None else first_checkpoints) or 'all'}")
-    echo_result(config, f"pos: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f} (margin {margin}, "
+    morph_scores = "".join(f", {name} {sc['dev_' + key]:.2f}" for key, name in
+                           (("ufeats", "UFeats"), ("alltags", "AllTags"), ("lemmas", "Lemmas")) if "dev_" + key in sc)
+    echo_result(config, f"pos: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f}{morph_scores} (margin {margin}, "
                         f"checkpoints {checkpoints or 'all'}{first}) -> {out}", as_json)
 
 

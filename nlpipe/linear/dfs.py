@@ -43,7 +43,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     checkpointed variant: fewer, cheaper tests, templates between two checkpoints are summed
     without testing); None tests after every template (exact dynamic feature selection).
     ``first``: the label ids a first tagging pass predicted, in the padded layout (padding =
-    number of labels); needed by the second pass of a two-pass tagger (``ptag`` templates).
+    ``model.first_size``); needed by the second pass of a two-pass tagger (``ptag`` templates).
     """
     k = len(model.templates) if limit is None else min(limit, len(model.templates))
     test = np.ones(k + 1, dtype=bool)
@@ -156,7 +156,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     slot[act] = np.arange(len(act))
     static_rows = {j: model.token_rows(j, atoms, tags, ga, first) for j in phase2 if not history[j]}
     sizes = model.attributes.sizes
-    static_part = {j: context_keys(model.templates[j], atoms, ga, sizes, L, first) for j in phase2 if history[j]}
+    static_part = {j: context_keys(model.templates[j], atoms, ga, sizes, L, first, model.first_size)
+                   for j in phase2 if history[j]}
     final = np.ones(layout.size, dtype=bool)
     final[ga] = False
     waiting = act

@@ -27,8 +27,12 @@ class TemplatedModel:
     """Labels, word attributes, ordered templates and their keys and weights."""
 
     def __init__(self, labels: Sequence[str], attributes: Attributes, templates: Sequence[str],
-                 keys: Sequence[np.ndarray], weights: Sequence[np.ndarray]):
+                 keys: Sequence[np.ndarray], weights: Sequence[np.ndarray],
+                 first_labels: Optional[Sequence[str]] = None):
+        """``first_labels``: the labels of the earlier pass that ``ptag`` templates read, when they
+        differ from this model's own (a morphology pass reading the POS tags); None: the same."""
         self.labels = list(labels)
+        self.first_labels = None if first_labels is None else list(first_labels)
         self.attributes = attributes
         self.templates: List[Template] = [parse_template(t) for t in templates]
         self.keys = [np.asarray(k, dtype=np.int64) for k in keys]
@@ -38,7 +42,7 @@ class TemplatedModel:
             raise ValueError("one key array and one weight matrix per template expected")
         self._radix = []
         for t, k, w in zip(self.templates, self.keys, self.weights):
-            self._radix.append(check_radix(t, attributes.sizes, L))
+            self._radix.append(check_radix(t, attributes.sizes, L, self.first_size))
             if w.shape != (len(k) + 1, L):
                 raise ValueError(f"template {t.name}: weights {w.shape}, expected {(len(k) + 1, L)}")
             if len(k) and (k[0] < 0 or k[-1] >= self._radix[-1] or np.any(k[1:] <= k[:-1])):
@@ -50,13 +54,18 @@ class TemplatedModel:
         return len(self.labels)
 
     @property
+    def first_size(self) -> int:
+        """Number of labels of the pass ``ptag`` templates read (its padding id)."""
+        return len(self.labels) if self.first_labels is None else len(self.first_labels)
+
+    @property
     def template_names(self) -> List[str]:
         return [t.name for t in self.templates]
 
     def subset(self, indices: Sequence[int]) -> "TemplatedModel":
         """A model over the templates ``indices`` (in that order), sharing weight arrays."""
         return TemplatedModel(self.labels, self.attributes, [self.templates[i].name for i in indices],
-                              [self.keys[i] for i in indices], [self.weights[i] for i in indices])
+                              [self.keys[i] for i in indices], [self.weights[i] for i in indices], self.first_labels)
 
     # -- features ---------------------------------------------------------------------------
 
@@ -101,7 +110,8 @@ class TemplatedModel:
                    first: Optional[np.ndarray] = None) -> np.ndarray:
         """Rows of template ``j`` for padded positions ``g`` with tag history ``tags`` (and
         first-pass tags ``first``, padded layout, for templates that read them)."""
-        keys = full_keys(self.templates[j], atoms, tags, g, self.attributes.sizes, self.num_labels, first)
+        keys = full_keys(self.templates[j], atoms, tags, g, self.attributes.sizes, self.num_labels, first,
+                         self.first_size)
         return self.rows(j, keys)
 
     # -- storage ----------------------------------------------------------------------------
@@ -121,8 +131,10 @@ class TemplatedModel:
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         save_tables(model_dir / WEIGHTS_FILE, self.keys, self.weights, self.num_labels)
-        write_json(model_dir / VOCAB_FILE, {"labels": self.labels, "templates": self.template_names,
-                                            "attributes": self.attributes.to_json()})
+        vocab = {"labels": self.labels, "templates": self.template_names, "attributes": self.attributes.to_json()}
+        if self.first_labels is not None:
+            vocab["first_labels"] = self.first_labels
+        write_json(model_dir / VOCAB_FILE, vocab)
         if self.attributes.clusters is not None and with_clusters:
             self.attributes.clusters.save(model_dir / CLUSTERS_FILE)
         elif (model_dir / CLUSTERS_FILE).exists():
@@ -145,4 +157,4 @@ class TemplatedModel:
                     or attributes.clusters is not clusters:
                 attributes = Attributes.from_json(vocab["attributes"], clusters)
             keys, weights = load_tables(model_dir / WEIGHTS_FILE, len(names), len(labels))
-            return cls(labels, attributes, names, keys, weights)
+            return cls(labels, attributes, names, keys, weights, vocab.get("first_labels"))

@@ -122,12 +122,14 @@ def _split_parts(spec: str) -> List[str]:
     return parts
 
 
-def check_radix(template: Template, sizes: Sequence[int], num_labels: int) -> int:
-    """Number of possible keys of the template; raise ValueError if they do not fit in an int64."""
+def check_radix(template: Template, sizes: Sequence[int], num_labels: int, first_size: Optional[int] = None) -> int:
+    """Number of possible keys of the template; raise ValueError if they do not fit in an int64.
+    ``first_size``: number of labels of the pass ``ptag`` reads (default ``num_labels``)."""
     total = 1
     for a, _ in template.static:
         total *= sizes[a]
-    total *= (num_labels + 1) ** (len(template.history) + len(template.first))
+    total *= (num_labels + 1) ** len(template.history)
+    total *= ((num_labels if first_size is None else first_size) + 1) ** len(template.first)
     if total >= MAX_KEY:
         raise ValueError(f"template '{template.name}' has too many values to key in 64 bits")
     return total
@@ -143,24 +145,27 @@ def static_keys(template: Template, atoms: np.ndarray, g: np.ndarray, sizes: Seq
 
 
 def context_keys(template: Template, atoms: np.ndarray, g: np.ndarray, sizes: Sequence[int], num_labels: int,
-                 first: Optional[np.ndarray] = None) -> np.ndarray:
+                 first: Optional[np.ndarray] = None, first_size: Optional[int] = None) -> np.ndarray:
     """Keys of everything but the tag history: static parts, then first-pass tags read from
-    ``first`` (padded layout; padding = ``num_labels``), which templates with ``ptag`` parts need."""
+    ``first`` (padded layout; padding = ``first_size``, the number of labels of that pass, which
+    defaults to ``num_labels``), which templates with ``ptag`` parts need."""
     key = static_keys(template, atoms, g, sizes)
     if template.first:
         if first is None:
             raise ValueError(f"template '{template.name}' needs the tags of a first tagging pass")
+        radix = (num_labels if first_size is None else first_size) + 1
         for off in template.first:
-            key *= num_labels + 1
+            key *= radix
             key += first[g + off]
     return key
 
 
 def full_keys(template: Template, atoms: np.ndarray, tags: np.ndarray, g: np.ndarray,
-              sizes: Sequence[int], num_labels: int, first: Optional[np.ndarray] = None) -> np.ndarray:
+              sizes: Sequence[int], num_labels: int, first: Optional[np.ndarray] = None,
+              first_size: Optional[int] = None) -> np.ndarray:
     """Keys including tag history read from ``tags`` (padded layout; padding = ``num_labels``)
     and first-pass tags from ``first`` (see :func:`context_keys`)."""
-    key = context_keys(template, atoms, g, sizes, num_labels, first)
+    key = context_keys(template, atoms, g, sizes, num_labels, first, first_size)
     for off in template.history:
         key *= num_labels + 1
         key += tags[g + off]

@@ -15,7 +15,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from nlpipe import metrics
-from nlpipe.io.conllu import FORM, Sentence, read_file
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, Sentence, read_file
 from nlpipe.io.misc import ne_tags
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
@@ -114,8 +114,11 @@ def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str
             result["detail"] = {name: _prf(s) for name, s in detail.items()}
         elif stage == "pos":
             tags = metrics.tagging_scores(g, p, train_forms, al)
-            for name in ("upos", "xpos", "unseen_upos", "unseen_xpos"):
-                if name in tags:
+            # UFeats and AllTags where the gold has features, Lemmas where it has lemmas
+            has = {c: any(r[c] != "_" for r in g.rows) for c in (FEATS, LEMMA)}
+            wanted = {"ufeats": has[FEATS], "alltags": has[FEATS], "lemmas": has[LEMMA]}
+            for name in ("upos", "xpos", "ufeats", "alltags", "lemmas", "unseen_upos", "unseen_xpos"):
+                if name in tags and wanted.get(name, True):
                     result[name] = _pct(tags[name].f1)
             if train_forms is not None:
                 result["unseen_words"] = tags["unseen_upos"].gold
@@ -281,7 +284,11 @@ def summary(result: Dict[str, Any]) -> str:
                      f"words F1 {_f(result['words_f1'])}  ({result['detail']['tokens']['gold']} gold tokens, "
                      f"{result['detail']['sentences']['gold']} sentences)")
     elif stage == "pos":
-        line = f"pos: UPOS {_f(result['upos'])}  XPOS {_f(result['xpos'])}  ({result['words']} words)"
+        line = f"pos: UPOS {_f(result['upos'])}  XPOS {_f(result['xpos'])}"
+        for key, name in (("ufeats", "UFeats"), ("alltags", "AllTags"), ("lemmas", "Lemmas")):
+            if key in result:
+                line += f"  {name} {_f(result[key])}"
+        line += f"  ({result['words']} words)"
         if "unseen_upos" in result:
             line += (f"; unseen words ({result['unseen_words']}): UPOS {_f(result['unseen_upos'])}  "
                      f"XPOS {_f(result['unseen_xpos'])}")

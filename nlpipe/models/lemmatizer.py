@@ -1,0 +1,183 @@
+"""Lemmas from a lexicon of the training data and, for the other words, a linear classifier over
+lemma rules (Straka's UDPipe 1 and spaCy's edit-tree lemmatizer work the same way).
+
+A rule rewrites a form into its lemma: it cuts a prefix and a suffix off the lower-cased form and
+puts others in their place, around the longest substring form and lemma share (``running`` ->
+``run``: cut ``ning``, add nothing; German ``gemacht`` -> ``machen``: cut ``ge`` and ``t``, add
+``en``). Its casing part says whether the lemma keeps the form's casing (``k``: ``Apples`` ->
+``Apple``), is lower-cased (``l``: ``Running`` -> ``run``, and every lower-case form) or is the rule's string as it is (``=``:
+a lemma that shares nothing with its form, ``n't`` -> ``not``). A rule applies to a form when the
+form has its prefix and suffix, so the classifier picks among the rules that apply.
+
+Lemmas of words seen in training come from the lexicon: the lemma of a form with its tag (when
+one lemma clearly dominates), else the lemma of the form whatever its tag (when it was always the
+same one). The classifier (a :class:`TemplatedModel` over word attributes and the tags of the POS
+pass, ``ptag``) lemmatizes everything else.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.io.model_dir import model_errors, read_json, write_json
+from nlpipe.linear.attributes import Attributes
+from nlpipe.linear.model import TemplatedModel
+from nlpipe.linear.templates import Layout
+
+SEP = "\t"
+LEXICON_FILE = "lexicon.json"
+RULES_DIR = "rules"
+
+# Templates of the rule classifier, in evaluation order (``ptag``: the POS pass's tags).
+TEMPLATES: Tuple[str, ...] = (
+    "lower@0", "lower@0+ptag@0", "s4@0+ptag@0", "s3@0+ptag@0", "s2@0+ptag@0", "s1@0+ptag@0",
+    "s4@0", "s3@0", "s2@0", "p2@0+s2@0", "shape@0+ptag@0", "flags@0+ptag@0", "form@0",
+    "lower@0+ptag@+1", "lower@0+lower@+1", "ptag@0", "bias",
+)
+
+
+def _common(a: str, b: str) -> Tuple[int, int, int]:
+    """(start in a, start in b, length) of the longest common substring (the first one in ``a``)."""
+    best = (0, 0, 0)
+    prev = [0] * (len(b) + 1)
+    for i in range(1, len(a) + 1):
+        cur = [0] * (len(b) + 1)
+        ai = a[i - 1]
+        for j in range(1, len(b) + 1):
+            if ai == b[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best[2]:
+                    best = (i - cur[j], j - cur[j], cur[j])
+        prev = cur
+    return best
+
+
+def lemma_rule(form: str, lemma: str) -> str:
+    """The rule that rewrites ``form`` into ``lemma`` (see the module docstring)."""
+    low, lem = form.lower(), lemma.lower()
+    i, j, n = _common(low, lem)
+    if n == 0 or len(low) != len(form):
+        return "=" + SEP + lemma
+    rule = SEP.join((low[:i], lem[:j], low[i + n:], lem[j + n:]))
+    for case in ("l", "k"):   # lower first: "k" then marks the lemmas that keep capitals (names)
+        if apply_rule(form, case + SEP + rule) == lemma:
+            return case + SEP + rule
+    return "=" + SEP + lemma
+
+
+def rule_applies(low: str, rule: str) -> bool:
+    """Whether ``rule`` can rewrite a form whose lower-cased spelling is ``low``."""
+    parts = rule.split(SEP)
+    if parts[0] == "=":
+        return True
+    cut_pre, cut_suf = parts[1], parts[3]
+    return len(low) > len(cut_pre) + len(cut_suf) and low.startswith(cut_pre) and low.endswith(cut_suf)
+
+
+def apply_rule(form: str, rule: str) -> Optional[str]:
+    """The lemma ``rule`` makes of ``form``, or None where it does not apply."""
+    parts = rule.split(SEP)
+    if parts[0] == "=":
+        return parts[1]
+    case, cut_pre, add_pre, cut_suf, add_suf = parts
+    low = form.lower()
+    if len(low) != len(form) or not rule_applies(low, rule):
+        return None
+    base = form if case == "k" else low
+    return add_pre + base[len(cut_pre):len(base) - len(cut_suf)] + add_suf
+
+
+class Lemmatizer:
+    """Lexicon lookups, then the rule classifier for the words left (see the module docstring)."""
+
+    def __init__(self, by_form_tag: Dict[str, str], by_form: Dict[str, str], rules: TemplatedModel):
+        """``by_form_tag``: ``form<TAB>tag`` -> lemma; ``by_form``: form -> lemma; ``rules``: the
+        classifier, whose labels are rules and whose ``ptag`` templates read the POS pass's labels."""
+        self.by_form_tag = by_form_tag
+        self.by_form = by_form
+        self.rules = rules
+        self._by_suffix: Dict[str, List[int]] = {}
+        self._anywhere: List[int] = []
+        for r, rule in enumerate(rules.labels):
+            parts = rule.split(SEP)
+            if parts[0] == "=":
+                self._anywhere.append(r)
+            else:
+                self._by_suffix.setdefault(parts[3], []).append(r)
+        self._longest = max((len(s) for s in self._by_suffix), default=0)
+        self._allowed: Dict[str, np.ndarray] = {}
+
+    @property
+    def tag_labels(self) -> List[str]:
+        """The POS labels the lemmatizer reads (the tagger's)."""
+        return self.rules.first_labels if self.rules.first_labels is not None else self.rules.labels
+
+    def allowed(self, form: str) -> np.ndarray:
+        """Ids of the rules that apply to ``form`` (cached per form)."""
+        got = self._allowed.get(form)
+        if got is None:
+            low = form.lower()
+            ids = list(self._anywhere)
+            if len(low) == len(form):
+                for k in range(min(self._longest, len(low) - 1) + 1):
+                    for r in self._by_suffix.get(low[len(low) - k:] if k else "", ()):
+                        if rule_applies(low, self.rules.labels[r]):
+                            ids.append(r)
+            got = np.array(sorted(ids), dtype=np.int64)
+            if len(self._allowed) > 200_000:
+                self._allowed.clear()
+            self._allowed[form] = got
+        return got
+
+    def lemmatize(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
+                  first: np.ndarray) -> List[str]:
+        """Lemmas of the tokens of a batch: ``forms`` and POS label ids ``tags`` [num_tokens] in
+        token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
+        attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
+        labels = self.tag_labels
+        out: List[Optional[str]] = []
+        left: List[int] = []
+        get_ft, get_f = self.by_form_tag.get, self.by_form.get
+        for i, (form, t) in enumerate(zip(forms, tags.tolist())):
+            lemma = get_ft(form + SEP + labels[t]) or get_f(form)
+            if lemma is None:
+                left.append(i)
+            out.append(lemma)
+        if left:
+            idx = np.array(left, dtype=np.int64)
+            scores = self.scores(layout.g[idx], atoms, first)
+            for i, row in zip(left, scores):
+                ids = self.allowed(forms[i])
+                lemma = None
+                if len(ids):
+                    lemma = apply_rule(forms[i], self.rules.labels[int(ids[np.argmax(row[ids])])])
+                out[i] = lemma if lemma else forms[i]
+        return out  # type: ignore[return-value]
+
+    def scores(self, g: np.ndarray, atoms: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Rule scores [len(g), num_rules] of the tokens at padded positions ``g`` (all templates)."""
+        m = self.rules
+        total = np.zeros((len(g), m.num_labels), dtype=np.float32)
+        for j in range(len(m.templates)):     # no template reads tag history: ``first`` stands in for it
+            total += np.take(m.weights[j], m.token_rows(j, atoms, first, g, first), axis=0)
+        return total
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def save(self, model_dir: Path) -> None:
+        """``lexicon.json`` and the classifier in ``rules/`` (without its own cluster table)."""
+        model_dir = Path(model_dir)
+        model_dir.mkdir(parents=True, exist_ok=True)
+        write_json(model_dir / LEXICON_FILE, {"by_form_tag": self.by_form_tag, "by_form": self.by_form})
+        self.rules.save(model_dir / RULES_DIR, with_clusters=False)
+
+    @classmethod
+    def load(cls, model_dir: Path, attributes: Attributes) -> "Lemmatizer":
+        """Read what :meth:`save` wrote; ``attributes`` (with their cluster table) are the tagger's."""
+        model_dir = Path(model_dir)
+        lex = read_json(model_dir / LEXICON_FILE)
+        rules = TemplatedModel.load(model_dir / RULES_DIR, attributes.clusters, attributes)
+        with model_errors(model_dir, "lemmatizer"):
+            return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules)

@@ -1,0 +1,136 @@
+"""Training the morphology of the POS model: the lemmatizer, the FEATS pass's templates and the data
+both read (the FEATS pass itself is a tagger pass, trained by :func:`nlpipe.train.pos.train_tagger`).
+
+Both read the POS labels around each word (``ptag`` templates). On training sentences those
+labels come from taggers that did not see the sentence (the jack-knifed first pass), so the
+models learn how far to trust them; on dev they are the finished tagger's.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, read_file
+from nlpipe.linear.attributes import Attributes
+from nlpipe.models.lemmatizer import SEP, TEMPLATES as RULE_TEMPLATES, Lemmatizer, lemma_rule
+from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, rows_for, vocabulary
+from nlpipe.train.loop import Selection
+
+# Templates of the FEATS pass in evaluation order: the word's own tag and form first (most words'
+# features follow from them, so they stop early), then the context that decides agreement, case,
+# mood and voice (the subject pronoun a word or two to the left, the auxiliary before a participle).
+FEATS_TEMPLATES: Tuple[str, ...] = (
+    "ptag@0", "lower@0+ptag@0", "s3@0+ptag@0", "lower@-1+ptag@0", "ptag@-1+ptag@0", "ptag@0+ptag@+1",
+    "lower@-2+ptag@0", "ptag@-2+ptag@-1+ptag@0", "lower@+1+ptag@0", "ptag@-1+ptag@0+ptag@+1",
+    "lower@0", "form@0", "s1@0", "s2@0", "s3@0", "s4@0", "shape@0+ptag@0", "flags@0", "amb@0",
+    "lower@-1", "lower@+1", "lower@-2", "lower@+2", "ptag@-1", "ptag@+1", "ptag@-2", "ptag@+2",
+    "lower@-1+lower@0", "lower@0+lower@+1", "ptag@-2+lower@-1+ptag@0", "lower@-2+lower@-1+ptag@0",
+    "c256@0+ptag@0", "ptag@0+lower@+2", "bias",
+)
+
+LEXICON_SHARE = 0.9     # a form+tag goes into the lexicon when one lemma has this share of it
+
+
+@dataclass
+class MorphSentence:
+    forms: List[str]
+    feats: List[str]
+    lemmas: List[str]
+
+
+def read_morph(path: str) -> List[MorphSentence]:
+    """Forms, FEATS and LEMMA of every sentence with words (in the order ``read_tagged`` reads them)."""
+    out = []
+    for sent in read_file(path):
+        if sent.words:
+            out.append(MorphSentence([w[FORM] for w in sent.words], [w[FEATS] for w in sent.words],
+                                     [w[LEMMA] for w in sent.words]))
+    return out
+
+
+def has_column(sentences: Sequence[MorphSentence], column: str) -> bool:
+    """Whether the treebank fills ``column`` ("feats" or "lemmas") at all (not every word ``_``)."""
+    return any(v != "_" for s in sentences for v in getattr(s, column))
+
+
+def lexicons(forms: Sequence[str], tags: Sequence[str], lemmas: Sequence[str]) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(``form<TAB>tag`` -> lemma where one lemma has :data:`LEXICON_SHARE` of that pair's
+    occurrences, form -> lemma where the form always had that one lemma)."""
+    by_pair: Dict[str, Counter] = defaultdict(Counter)
+    by_form: Dict[str, Counter] = defaultdict(Counter)
+    for f, t, l in zip(forms, tags, lemmas):
+        if l != "_":
+            by_pair[f + SEP + t][l] += 1
+            by_form[f][l] += 1
+    pairs = {}
+    for k, c in by_pair.items():
+        lemma, n = c.most_common(1)[0]
+        if n >= LEXICON_SHARE * sum(c.values()):
+            pairs[k] = lemma
+    single = {f: next(iter(c)) for f, c in by_form.items() if len(c) == 1}
+    return pairs, single
+
+
+def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequence[str]],
+                     gold_tags: Sequence[Sequence[str]], dev: Sequence[MorphSentence],
+                     dev_tags: Sequence[Sequence[str]], tag_labels: Sequence[str], attributes: Attributes,
+                     options: FitOptions, log: Callable[[str], None] = lambda s: None) -> Tuple[Lemmatizer, float]:
+    """A lemmatizer and its dev accuracy (%, predicted tags): lexicons from the gold tags
+    ``gold_tags`` of train, the rule classifier on the tags ``train_tags`` (jack-knifed)."""
+    t0 = time.time()
+    forms = [f for s in train for f in s.forms]
+    lemmas = [l for s in train for l in s.lemmas]
+    by_pair, by_form = lexicons(forms, [t for s in gold_tags for t in s], lemmas)
+    rules = [lemma_rule(f, l) if l != "_" else None for f, l in zip(forms, lemmas)]
+    counts = Counter(r for r in rules if r is not None)
+    labels = sorted(r for r, c in counts.items() if c >= 2)
+    index = {r: i for i, r in enumerate(labels)}
+    keep = np.array([r in index for r in rules])
+    gold = np.array([index.get(r, 0) for r in rules], dtype=np.int64) if rules else np.zeros(0, np.int64)
+    tag_ids = {t: i for i, t in enumerate(tag_labels)}
+    L1 = len(tag_labels)
+    shell = build_model(labels, attributes, RULE_TEMPLATES, [np.zeros(0, np.int64)] * len(RULE_TEMPLATES), tag_labels)
+    layout, atoms = shell.layout([s.forms for s in train])
+    first = np.array([tag_ids.get(t, L1) for s in train_tags for t in s], dtype=np.int64)
+    keys = feature_keys(RULE_TEMPLATES, attributes, layout, atoms, gold, len(labels), first, L1)[keep]
+    tables = vocabulary(keys, options.min_count)
+    rows = rows_for(keys, tables)
+    del keys
+    model = build_model(labels, attributes, RULE_TEMPLATES, tables, tag_labels)
+    lemmatizer = Lemmatizer(by_pair, by_form, model)
+    kept_forms = [f for f, k in zip(forms, keep) if k]
+    allowed = np.zeros((len(kept_forms), len(labels)), dtype=bool)
+    for i, f in enumerate(kept_forms):
+        allowed[i, lemmatizer.allowed(f)] = True
+    log(f"lemmas: {len(labels)} rules, {len(by_pair)} form+tag and {len(by_form)} form entries, "
+        f"{len(kept_forms)} training words")
+
+    dev_layout, dev_atoms = model.layout([s.forms for s in dev])
+    dev_ids = np.array([tag_ids.get(t, L1) for s in dev_tags for t in s], dtype=np.int64)
+    dev_first = dev_layout.scatter(dev_ids, L1)
+    dev_forms = [f for s in dev for f in s.forms]
+    dev_gold = [l for s in dev for l in s.lemmas]
+    run = Selection("", "accuracy", options.epochs, log, start=t0)
+    best: List[np.ndarray] = [w.copy() for w in model.weights]
+
+    def accuracy() -> float:
+        pred = lemmatizer.lemmatize(dev_forms, dev_ids, dev_layout, dev_atoms, dev_first)
+        scored = [(p, g) for p, g in zip(pred, dev_gold) if g != "_"]
+        return 100 * sum(p == g for p, g in scored) / max(len(scored), 1)
+
+    def on_epoch(epoch: int, loss: float) -> None:
+        nonlocal best
+        if run.record(epoch + 1, {"accuracy": accuracy()}, loss):
+            best = [w.copy() for w in model.weights]
+
+    fit(model.weights, rows, gold[keep], allowed=allowed, on_epoch=on_epoch,
+        **options.fit_options(mode="full"))  # type: ignore[arg-type]
+    for w, b in zip(model.weights, best):
+        w[...] = b
+    model.compact()
+    lemmatizer = Lemmatizer(by_pair, by_form, model)
+    return lemmatizer, accuracy()

@@ -1,0 +1,147 @@
+"""Lemma rules, the lexicon-then-classifier lemmatizer and the FEATS pass of the POS model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nlpipe.cli.evaluate import eval_command
+from nlpipe.cli.train import train_pos
+from nlpipe.errors import NlpipeError
+from nlpipe.io.conllu import FEATS, LEMMA, UPOS, XPOS, parse_string, to_string
+from nlpipe.models.lemmatizer import apply_rule, lemma_rule, rule_applies
+from nlpipe.registry import load_stage
+from nlpipe.train.morph import lexicons
+
+
+
+def run_cli(command, args, code=0):
+    r = CliRunner().invoke(command, args)
+    assert r.exit_code == code, r.output
+    return r
+
+
+@pytest.mark.parametrize("form,lemma,rule", [
+    ("running", "run", "l\t\t\tning\t"),              # suffix cut
+    ("Running", "run", "l\t\t\tning\t"),              # capital dropped: the same rule, lower-cased
+    ("Apples", "Apple", "k\t\t\ts\t"),                # a name keeps its capital
+    ("studies", "study", "l\t\t\ties\ty"),            # cut and add
+    ("gemacht", "machen", "l\tge\t\tt\ten"),          # prefix and suffix
+    ("n't", "not", "l\t\t\t't\tot"),                  # the longest shared part is "n"
+    ("was", "be", "=\tbe"),                           # nothing shared: the lemma itself
+    ("1984", "1984", "l\t\t\t\t"),
+])
+def test_lemma_rule_by_hand(form, lemma, rule):
+    assert lemma_rule(form, lemma) == rule
+    assert apply_rule(form, rule) == lemma
+
+
+def test_rules_apply_only_to_forms_with_their_affixes():
+    rule = "l\t\t\ties\ty"
+    assert rule_applies("flies", rule)
+    assert not rule_applies("fly", rule)
+    assert not rule_applies("ies", rule)          # nothing left of the stem
+    assert apply_rule("Cats", rule) is None
+    assert apply_rule("Flies", rule) == "fly"
+    assert apply_rule("Flies", "k\t\t\ties\ty") == "Fly"
+    assert apply_rule("anything", "=\tbe") == "be"
+
+
+def test_lexicons_keep_dominant_and_single_lemmas():
+    forms = ["saw", "saw", "saw", "'s", "'s", "'s", "'s"]
+    tags = ["VBD", "VBD", "NN", "VBZ", "VBZ", "VBZ", "POS"]
+    lemmas = ["see", "see", "saw", "be", "have", "be", "'s"]
+    pairs, single = lexicons(forms, tags, lemmas)
+    assert pairs == {"saw\tVBD": "see", "saw\tNN": "saw", "'s\tPOS": "'s"}   # be 2/3 < 90%: left to the classifier
+    assert single == {}                                                        # both forms have two lemmas
+    pairs, single = lexicons(["went", "went"], ["VBD", "VBN"], ["go", "go"])
+    assert single == {"went": "go"}
+
+
+def _row(i, form, lemma, upos, xpos, feats):
+    return f"{i}\t{form}\t{lemma}\t{upos}\t{xpos}\t{feats}\t0\troot\t_\t_"
+
+
+# A made-up treebank: regular -ing and -s verbs and plural nouns, names, numbers, punctuation
+VERBS = ["walk", "talk", "jump", "play", "look", "call", "open", "help", "kick", "pull"]
+NOUNS = ["cat", "dog", "car", "book", "tree", "bird", "lamp", "door", "cup", "hat"]
+NAMES = ["Anna", "Boris", "Clara", "Dmitri", "Elsa", "Femi"]
+
+
+def _treebank(verbs, nouns, names, repeat=3) -> str:
+    """Blocks of "NAME is VERBing NUMBER NOUNs ." and "VERBs the NOUN !" sentences (in blocks, so
+    that both kinds fall in every jack-knife fold)."""
+    sents = []
+    for r in range(repeat):
+        for k, (v, n) in enumerate(zip(verbs, nouns)):
+            name = names[(k + r) % len(names)]
+            rows = [_row(1, name, name, "PROPN", "NNP", "Number=Sing"),
+                    _row(2, "is", "be", "AUX", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"),
+                    _row(3, v + "ing", v, "VERB", "VBG", "Tense=Pres|VerbForm=Part"),
+                    _row(4, str(10 + k + r), str(10 + k + r), "NUM", "CD", "NumForm=Digit|NumType=Card"),
+                    _row(5, n + "s", n, "NOUN", "NNS", "Number=Plur"),
+                    _row(6, ".", ".", "PUNCT", ".", "_")]
+            sents.append("\n".join(rows))
+        for k, (v, n) in enumerate(zip(verbs, nouns)):
+            rows = [_row(1, (v + "s").capitalize(), v, "VERB", "VBZ",
+                         "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"),
+                    _row(2, "the", "the", "DET", "DT", "Definite=Def|PronType=Art"),
+                    _row(3, n, n, "NOUN", "NN", "Number=Sing"),
+                    _row(4, "!", "!", "PUNCT", ".", "_")]
+            sents.append("\n".join(rows))
+    return "\n\n".join(sents) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def morph_model(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("morph")
+    (d / "train.conllu").write_text(_treebank(VERBS[:8], NOUNS[:8], NAMES[:4]), encoding="utf-8")
+    (d / "dev.conllu").write_text(_treebank(VERBS[8:], NOUNS[8:], NAMES[4:], repeat=1), encoding="utf-8")
+    run_cli(train_pos, ["--train", str(d / "train.conllu"), "--dev", str(d / "dev.conllu"), "--out", str(d / "m"),
+                        "--order", "given", "--no-clusters", "--epochs", "6", "--min-count", "1"])
+    return d / "m"
+
+
+def test_tagger_writes_lemmas_and_feats_of_unseen_words(morph_model):
+    tagger = load_stage("pos", str(morph_model))
+    text = "\n".join([_row(1, "Zoltan", "_", "_", "_", "_"), _row(2, "is", "_", "_", "_", "_"),
+                      _row(3, "singing", "_", "_", "_", "_"), _row(4, "77", "_", "_", "_", "_"),
+                      _row(5, "hats", "_", "_", "_", "_"), _row(6, ".", "_", "_", "_", "_")]) + "\n\n"
+    (sent,) = tagger.annotate(parse_string(text))
+    assert [w[LEMMA] for w in sent.words] == ["Zoltan", "be", "sing", "77", "hat", "."]
+    assert [w[FEATS] for w in sent.words][2:5] == ["Tense=Pres|VerbForm=Part", "NumForm=Digit|NumType=Card",
+                                                   "Number=Plur"]
+    text = "\n".join([_row(1, "Sings", "_", "_", "_", "_"), _row(2, "the", "_", "_", "_", "_"),
+                      _row(3, "cup", "_", "_", "_", "_"), _row(4, "!", "_", "_", "_", "_")]) + "\n\n"
+    (sent,) = tagger.annotate(parse_string(text))
+    assert [w[LEMMA] for w in sent.words] == ["sing", "the", "cup", "!"]      # sentence-initial capital dropped
+    assert sent.words[0][FEATS] == "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
+
+
+def test_no_morph_leaves_lemma_and_feats(tmp_path):
+    (tmp_path / "t.conllu").write_text(_treebank(VERBS[:4], NOUNS[:4], NAMES[:2]), encoding="utf-8")
+    run_cli(train_pos, ["--train", str(tmp_path / "t.conllu"), "--dev", str(tmp_path / "t.conllu"),
+                        "--out", str(tmp_path / "m"), "--order", "given", "--no-clusters", "--no-morph"])
+    assert not (tmp_path / "m" / "morph").exists()
+    tagger = load_stage("pos", str(tmp_path / "m"))
+    (sent,) = tagger.annotate(parse_string(_row(1, "walks", "LEM", "_", "_", "F=1") + "\n\n"))
+    assert sent.words[0][LEMMA] == "LEM" and sent.words[0][FEATS] == "F=1"
+    assert sent.words[0][UPOS] != "_" and sent.words[0][XPOS] != "_"
+
+
+def test_morph_without_lemma_or_feats_in_training_data_is_refused(tmp_path):
+    text = "\n".join(_row(1, "a", "_", "DET", "DT", "_").split("\n")) + "\n\n"
+    (tmp_path / "t.conllu").write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--train", str(tmp_path / "t.conllu"), "--dev", str(tmp_path / "t.conllu"),
+                                       "--out", str(tmp_path / "m"), "--order", "given", "--no-clusters", "--morph"])
+    assert isinstance(r.exception, NlpipeError)
+    assert "no word has FEATS or LEMMA" in str(r.exception) and "t.conllu" in str(r.exception)
+    assert not (tmp_path / "m").exists()
+
+
+def test_eval_pos_reports_ufeats_alltags_lemmas(morph_model, tmp_path):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(_treebank(VERBS[8:], NOUNS[8:], NAMES[4:], repeat=1), encoding="utf-8")
+    r = run_cli(eval_command, ["pos", "--gold", str(gold), "--model", str(morph_model)])
+    assert "UFeats" in r.output and "AllTags" in r.output and "Lemmas" in r.output
