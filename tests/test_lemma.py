@@ -48,15 +48,18 @@ def test_rules_apply_only_to_forms_with_their_affixes():
     assert apply_rule("anything", "=\tbe") == "be"
 
 
-def test_lexicons_keep_dominant_and_single_lemmas():
+def test_lexicons_keep_the_most_frequent_lemma_and_single_lemmas():
     forms = ["saw", "saw", "saw", "'s", "'s", "'s", "'s"]
     tags = ["VBD", "VBD", "NN", "VBZ", "VBZ", "VBZ", "POS"]
     lemmas = ["see", "see", "saw", "be", "have", "be", "'s"]
     pairs, single = lexicons(forms, tags, lemmas)
-    assert pairs == {"saw\tVBD": "see", "saw\tNN": "saw", "'s\tPOS": "'s"}   # be 2/3 < 90%: left to the classifier
+    assert pairs == {"saw\tVBD": "see", "saw\tNN": "saw", "'s\tVBZ": "be", "'s\tPOS": "'s"}
     assert single == {}                                                        # both forms have two lemmas
     pairs, single = lexicons(["went", "went"], ["VBD", "VBN"], ["go", "go"])
     assert single == {"went": "go"}
+    # joint UPOS<TAB>XPOS tags also key the lexicon by their UPOS
+    pairs, _ = lexicons(["left", "left"], ["VERB\tVBD", "ADJ\tJJ"], ["leave", "left"])
+    assert pairs == {"left\tVERB\tVBD": "leave", "left\tVERB": "leave", "left\tADJ\tJJ": "left", "left\tADJ": "left"}
 
 
 def _row(i, form, lemma, upos, xpos, feats):
@@ -145,3 +148,32 @@ def test_eval_pos_reports_ufeats_alltags_lemmas(morph_model, tmp_path):
     gold.write_text(_treebank(VERBS[8:], NOUNS[8:], NAMES[4:], repeat=1), encoding="utf-8")
     r = run_cli(eval_command, ["pos", "--gold", str(gold), "--model", str(morph_model)])
     assert "UFeats" in r.output and "AllTags" in r.output and "Lemmas" in r.output
+
+
+def _lemmatizer(rules, known=(), bonus=0.0, by_form_tag=None, by_form=None):
+    from nlpipe.linear.attributes import Attributes
+    from nlpipe.models.lemmatizer import TEMPLATES, Lemmatizer
+    from nlpipe.train.linear_fit import build_model
+    import numpy as np
+    tags = ["VERB\tVBG", "NOUN\tNN"]
+    model = build_model(rules, Attributes.build(["x"], {}), TEMPLATES, [np.zeros(0, np.int64)] * len(TEMPLATES), tags)
+    return Lemmatizer(by_form_tag or {}, by_form or {}, model, known, bonus)
+
+
+def test_a_known_lemma_wins_a_tie_between_rules():
+    import numpy as np
+    rules = ["l\t\t\ting\t", "l\t\t\ting\te"]
+    lem = _lemmatizer(rules, known={"provoke"}, bonus=0.5)
+    assert lem.choose("provoking", np.zeros(2, np.float32)) == "provoke"
+    assert lem.choose("provoking", np.array([1.0, 0.0], np.float32)) == "provok"   # lead 1.0 > bonus 0.5
+    assert _lemmatizer(rules).choose("provoking", np.array([0.0, 0.1], np.float32)) == "provoke"
+    assert lem.choose("xyz", np.zeros(2, np.float32)) == "xyz"                     # no rule applies
+
+
+def test_lexicon_backs_off_from_the_whole_tag_to_upos_to_the_form():
+    lem = _lemmatizer(["l\t\t\t\t"], by_form_tag={"left\tVERB\tVBG": "leave", "left\tNOUN": "left"},
+                      by_form={"went": "go"})
+    assert lem.lookup("left", 0) == "leave"
+    assert lem.lookup("left", 1) == "left"          # NOUN<TAB>NN unseen: NOUN
+    assert lem.lookup("went", 1) == "go"
+    assert lem.lookup("gone", 0) is None

@@ -17,7 +17,7 @@ pass, ``ptag``) lemmatizes everything else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -29,12 +29,13 @@ from nlpipe.linear.templates import Layout
 SEP = "\t"
 LEXICON_FILE = "lexicon.json"
 RULES_DIR = "rules"
+TOP = 4      # rules of a word whose lemma is checked against the known lemmas
 
-# Templates of the rule classifier, in evaluation order (``ptag``: the POS pass's tags).
+# Templates of the rule classifier (``ptag``: the POS pass's tag). It only sees words the lexicon
+# does not know, so it reads what generalises to them: affixes, shape and the tag, no word identity.
 TEMPLATES: Tuple[str, ...] = (
-    "lower@0", "lower@0+ptag@0", "s4@0+ptag@0", "s3@0+ptag@0", "s2@0+ptag@0", "s1@0+ptag@0",
-    "s4@0", "s3@0", "s2@0", "p2@0+s2@0", "shape@0+ptag@0", "flags@0+ptag@0", "form@0",
-    "lower@0+ptag@+1", "lower@0+lower@+1", "ptag@0", "bias",
+    "s4@0+ptag@0", "s3@0+ptag@0", "s2@0+ptag@0", "s1@0+ptag@0", "s4@0", "s3@0", "s2@0",
+    "p1@0+s3@0", "p2@0+s2@0", "shape@0+ptag@0", "flags@0+ptag@0", "ptag@0", "bias",
 )
 
 
@@ -67,9 +68,16 @@ def lemma_rule(form: str, lemma: str) -> str:
     return "=" + SEP + lemma
 
 
+def _parts(rule: str) -> Tuple[str, ...]:
+    return tuple(rule.split(SEP))
+
+
 def rule_applies(low: str, rule: str) -> bool:
     """Whether ``rule`` can rewrite a form whose lower-cased spelling is ``low``."""
-    parts = rule.split(SEP)
+    return _applies(low, _parts(rule))
+
+
+def _applies(low: str, parts: Tuple[str, ...]) -> bool:
     if parts[0] == "=":
         return True
     cut_pre, cut_suf = parts[1], parts[3]
@@ -78,12 +86,14 @@ def rule_applies(low: str, rule: str) -> bool:
 
 def apply_rule(form: str, rule: str) -> Optional[str]:
     """The lemma ``rule`` makes of ``form``, or None where it does not apply."""
-    parts = rule.split(SEP)
+    return _apply(form, form.lower(), _parts(rule))
+
+
+def _apply(form: str, low: str, parts: Tuple[str, ...]) -> Optional[str]:
     if parts[0] == "=":
         return parts[1]
     case, cut_pre, add_pre, cut_suf, add_suf = parts
-    low = form.lower()
-    if len(low) != len(form) or not rule_applies(low, rule):
+    if len(low) != len(form) or not _applies(low, parts):
         return None
     base = form if case == "k" else low
     return add_pre + base[len(cut_pre):len(base) - len(cut_suf)] + add_suf
@@ -92,68 +102,90 @@ def apply_rule(form: str, rule: str) -> Optional[str]:
 class Lemmatizer:
     """Lexicon lookups, then the rule classifier for the words left (see the module docstring)."""
 
-    def __init__(self, by_form_tag: Dict[str, str], by_form: Dict[str, str], rules: TemplatedModel):
-        """``by_form_tag``: ``form<TAB>tag`` -> lemma; ``by_form``: form -> lemma; ``rules``: the
-        classifier, whose labels are rules and whose ``ptag`` templates read the POS pass's labels."""
+    def __init__(self, by_form_tag: Dict[str, str], by_form: Dict[str, str], rules: TemplatedModel,
+                 known: Iterable[str] = (), known_bonus: float = 0.0):
+        """``by_form_tag``: ``form<TAB>tag`` -> lemma, for whole POS labels and for their first
+        field (the UPOS of a ``UPOS<TAB>XPOS`` label) alone; ``by_form``: form -> lemma;
+        ``rules``: the classifier, whose labels are rules and whose ``ptag`` templates read the POS
+        pass's labels; ``known``: the lemmas of the training data (lower-cased): a rule whose lemma
+        is one of them gets ``known_bonus`` added to its score (``provoking`` -> ``provoke``, not
+        ``provok``)."""
         self.by_form_tag = by_form_tag
         self.by_form = by_form
         self.rules = rules
-        self._by_suffix: Dict[str, List[int]] = {}
-        self._anywhere: List[int] = []
+        self.known = frozenset(known)
+        self.known_bonus = float(known_bonus)
+        self._by_suffix: Dict[str, List[Tuple[int, Tuple[str, ...]]]] = {}
+        self._anywhere: List[Tuple[int, Tuple[str, ...]]] = []
         for r, rule in enumerate(rules.labels):
-            parts = rule.split(SEP)
+            parts = _parts(rule)
             if parts[0] == "=":
-                self._anywhere.append(r)
+                self._anywhere.append((r, parts))
             else:
-                self._by_suffix.setdefault(parts[3], []).append(r)
+                self._by_suffix.setdefault(parts[3], []).append((r, parts))
         self._longest = max((len(s) for s in self._by_suffix), default=0)
-        self._allowed: Dict[str, np.ndarray] = {}
+        self._parsed = [_parts(rule) for rule in rules.labels]
+        self._candidates: Dict[str, np.ndarray] = {}
+        self._coarse = [label.split(SEP, 1)[0] for label in self.tag_labels]
 
     @property
     def tag_labels(self) -> List[str]:
         """The POS labels the lemmatizer reads (the tagger's)."""
         return self.rules.first_labels if self.rules.first_labels is not None else self.rules.labels
 
-    def allowed(self, form: str) -> np.ndarray:
+    def candidates(self, form: str) -> np.ndarray:
         """Ids of the rules that apply to ``form`` (cached per form)."""
-        got = self._allowed.get(form)
+        got = self._candidates.get(form)
         if got is None:
             low = form.lower()
-            ids = list(self._anywhere)
+            ids = [r for r, _ in self._anywhere]
             if len(low) == len(form):
-                for k in range(min(self._longest, len(low) - 1) + 1):
-                    for r in self._by_suffix.get(low[len(low) - k:] if k else "", ()):
-                        if rule_applies(low, self.rules.labels[r]):
+                n = len(low)
+                for k in range(min(self._longest, n - 1) + 1):
+                    for r, parts in self._by_suffix.get(low[n - k:] if k else "", ()):
+                        if n > len(parts[1]) + k and low.startswith(parts[1]):
                             ids.append(r)
             got = np.array(sorted(ids), dtype=np.int64)
-            if len(self._allowed) > 200_000:
-                self._allowed.clear()
-            self._allowed[form] = got
+            if len(self._candidates) > 200_000:
+                self._candidates.clear()
+            self._candidates[form] = got
         return got
+
+    def choose(self, form: str, scores: np.ndarray) -> str:
+        """The lemma of the best-scoring rule for ``form`` given rule ``scores`` [num_rules], a
+        known lemma among the best :data:`TOP` getting ``known_bonus``; the form itself when no
+        rule applies."""
+        ids = self.candidates(form)
+        if not len(ids):
+            return form
+        sc = scores[ids]
+        top = np.argsort(-sc)[:TOP] if len(ids) > 1 else np.zeros(1, dtype=np.int64)
+        low = form.lower()
+        best, best_score = form, -np.inf
+        for i in top.tolist():
+            lemma = _apply(form, low, self._parsed[int(ids[i])]) or form
+            score = float(sc[i]) + (self.known_bonus if lemma.lower() in self.known else 0.0)
+            if score > best_score:
+                best, best_score = lemma, score
+        return best
+
+    def lookup(self, form: str, tag: int) -> Optional[str]:
+        """The lexicon's lemma of ``form`` with POS label id ``tag`` (None: not in the lexicon)."""
+        get = self.by_form_tag.get
+        return get(form + SEP + self.tag_labels[tag]) or get(form + SEP + self._coarse[tag]) \
+            or self.by_form.get(form)
 
     def lemmatize(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
                   first: np.ndarray) -> List[str]:
         """Lemmas of the tokens of a batch: ``forms`` and POS label ids ``tags`` [num_tokens] in
         token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
-        labels = self.tag_labels
-        out: List[Optional[str]] = []
-        left: List[int] = []
-        get_ft, get_f = self.by_form_tag.get, self.by_form.get
-        for i, (form, t) in enumerate(zip(forms, tags.tolist())):
-            lemma = get_ft(form + SEP + labels[t]) or get_f(form)
-            if lemma is None:
-                left.append(i)
-            out.append(lemma)
+        out: List[Optional[str]] = list(map(self.lookup, forms, tags.tolist()))
+        left = [i for i, lemma in enumerate(out) if lemma is None]
         if left:
-            idx = np.array(left, dtype=np.int64)
-            scores = self.scores(layout.g[idx], atoms, first)
+            scores = self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)
             for i, row in zip(left, scores):
-                ids = self.allowed(forms[i])
-                lemma = None
-                if len(ids):
-                    lemma = apply_rule(forms[i], self.rules.labels[int(ids[np.argmax(row[ids])])])
-                out[i] = lemma if lemma else forms[i]
+                out[i] = self.choose(forms[i], row)
         return out  # type: ignore[return-value]
 
     def scores(self, g: np.ndarray, atoms: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -170,7 +202,8 @@ class Lemmatizer:
         """``lexicon.json`` and the classifier in ``rules/`` (without its own cluster table)."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        write_json(model_dir / LEXICON_FILE, {"by_form_tag": self.by_form_tag, "by_form": self.by_form})
+        write_json(model_dir / LEXICON_FILE, {"by_form_tag": self.by_form_tag, "by_form": self.by_form,
+                                              "known": sorted(self.known), "known_bonus": self.known_bonus})
         self.rules.save(model_dir / RULES_DIR, with_clusters=False)
 
     @classmethod
@@ -180,4 +213,4 @@ class Lemmatizer:
         lex = read_json(model_dir / LEXICON_FILE)
         rules = TemplatedModel.load(model_dir / RULES_DIR, attributes.clusters, attributes)
         with model_errors(model_dir, "lemmatizer"):
-            return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules)
+            return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules, lex["known"], lex["known_bonus"])

@@ -26,13 +26,10 @@ from nlpipe.train.loop import Selection
 FEATS_TEMPLATES: Tuple[str, ...] = (
     "ptag@0", "lower@0+ptag@0", "s3@0+ptag@0", "lower@-1+ptag@0", "ptag@-1+ptag@0", "ptag@0+ptag@+1",
     "lower@-2+ptag@0", "ptag@-2+ptag@-1+ptag@0", "lower@+1+ptag@0", "ptag@-1+ptag@0+ptag@+1",
-    "lower@0", "form@0", "s1@0", "s2@0", "s3@0", "s4@0", "shape@0+ptag@0", "flags@0", "amb@0",
-    "lower@-1", "lower@+1", "lower@-2", "lower@+2", "ptag@-1", "ptag@+1", "ptag@-2", "ptag@+2",
-    "lower@-1+lower@0", "lower@0+lower@+1", "ptag@-2+lower@-1+ptag@0", "lower@-2+lower@-1+ptag@0",
-    "c256@0+ptag@0", "ptag@0+lower@+2", "bias",
+    "lower@0", "s1@0", "s2@0", "s3@0", "s4@0", "shape@0+ptag@0", "flags@0", "amb@0",
+    "lower@-1", "lower@+1", "lower@-2", "ptag@-1", "ptag@+1", "ptag@-2", "ptag@+2",
+    "ptag@-2+lower@-1+ptag@0", "bias",
 )
-
-LEXICON_SHARE = 0.9     # a form+tag goes into the lexicon when one lemma has this share of it
 
 
 @dataclass
@@ -58,21 +55,23 @@ def has_column(sentences: Sequence[MorphSentence], column: str) -> bool:
 
 
 def lexicons(forms: Sequence[str], tags: Sequence[str], lemmas: Sequence[str]) -> Tuple[Dict[str, str], Dict[str, str]]:
-    """(``form<TAB>tag`` -> lemma where one lemma has :data:`LEXICON_SHARE` of that pair's
-    occurrences, form -> lemma where the form always had that one lemma)."""
+    """(``form<TAB>tag`` -> the most frequent lemma of that pair, for whole tags and for their first
+    field alone (the UPOS of ``UPOS<TAB>XPOS``); form -> lemma where the form always had that one
+    lemma)."""
     by_pair: Dict[str, Counter] = defaultdict(Counter)
     by_form: Dict[str, Counter] = defaultdict(Counter)
     for f, t, l in zip(forms, tags, lemmas):
         if l != "_":
             by_pair[f + SEP + t][l] += 1
+            if SEP in t:
+                by_pair[f + SEP + t.split(SEP, 1)[0]][l] += 1
             by_form[f][l] += 1
-    pairs = {}
-    for k, c in by_pair.items():
-        lemma, n = c.most_common(1)[0]
-        if n >= LEXICON_SHARE * sum(c.values()):
-            pairs[k] = lemma
+    pairs = {k: c.most_common(1)[0][0] for k, c in by_pair.items()}
     single = {f: next(iter(c)) for f, c in by_form.items() if len(c) == 1}
     return pairs, single
+
+
+KNOWN_BONUS = (0.0, 0.25, 0.5, 1.0, 2.0)   # candidates for the known-lemma bonus, chosen on dev
 
 
 def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequence[str]],
@@ -80,34 +79,38 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
                      dev_tags: Sequence[Sequence[str]], tag_labels: Sequence[str], attributes: Attributes,
                      options: FitOptions, log: Callable[[str], None] = lambda s: None) -> Tuple[Lemmatizer, float]:
     """A lemmatizer and its dev accuracy (%, predicted tags): lexicons from the gold tags
-    ``gold_tags`` of train, the rule classifier on the tags ``train_tags`` (jack-knifed)."""
+    ``gold_tags`` of train; the rule classifier on the distinct (form, tag, rule) triples of train
+    with the tags ``train_tags`` (jack-knifed), rules that rewrite the form (not whole-word
+    replacements, which only the lexicon knows) seen with two forms or more."""
     t0 = time.time()
     forms = [f for s in train for f in s.forms]
     lemmas = [l for s in train for l in s.lemmas]
     by_pair, by_form = lexicons(forms, [t for s in gold_tags for t in s], lemmas)
-    rules = [lemma_rule(f, l) if l != "_" else None for f, l in zip(forms, lemmas)]
-    counts = Counter(r for r in rules if r is not None)
-    labels = sorted(r for r, c in counts.items() if c >= 2)
-    index = {r: i for i, r in enumerate(labels)}
-    keep = np.array([r in index for r in rules])
-    gold = np.array([index.get(r, 0) for r in rules], dtype=np.int64) if rules else np.zeros(0, np.int64)
+    known = {l.lower() for l in lemmas if l != "_"}
     tag_ids = {t: i for i, t in enumerate(tag_labels)}
     L1 = len(tag_labels)
+    triples = sorted({(f, tag_ids.get(t, L1), lemma_rule(f, l)) for f, t, l in
+                      zip(forms, (t for s in train_tags for t in s), lemmas) if l != "_"})
+    triples = [x for x in triples if not x[2].startswith("=" + SEP)]
+    forms_of = Counter(r for _, _, r in triples)
+    labels = sorted(r for r, c in forms_of.items() if c >= 2)
+    index = {r: i for i, r in enumerate(labels)}
+    triples = [x for x in triples if x[2] in index]
+    gold = np.array([index[r] for _, _, r in triples], dtype=np.int64)
     shell = build_model(labels, attributes, RULE_TEMPLATES, [np.zeros(0, np.int64)] * len(RULE_TEMPLATES), tag_labels)
-    layout, atoms = shell.layout([s.forms for s in train])
-    first = np.array([tag_ids.get(t, L1) for s in train_tags for t in s], dtype=np.int64)
-    keys = feature_keys(RULE_TEMPLATES, attributes, layout, atoms, gold, len(labels), first, L1)[keep]
+    layout, atoms = shell.layout([[f] for f, _, _ in triples])      # each triple a one-word sentence
+    first = np.array([t for _, t, _ in triples], dtype=np.int64)
+    keys = feature_keys(RULE_TEMPLATES, attributes, layout, atoms, gold, len(labels), first, L1)
     tables = vocabulary(keys, options.min_count)
     rows = rows_for(keys, tables)
     del keys
     model = build_model(labels, attributes, RULE_TEMPLATES, tables, tag_labels)
-    lemmatizer = Lemmatizer(by_pair, by_form, model)
-    kept_forms = [f for f, k in zip(forms, keep) if k]
-    allowed = np.zeros((len(kept_forms), len(labels)), dtype=bool)
-    for i, f in enumerate(kept_forms):
-        allowed[i, lemmatizer.allowed(f)] = True
-    log(f"lemmas: {len(labels)} rules, {len(by_pair)} form+tag and {len(by_form)} form entries, "
-        f"{len(kept_forms)} training words")
+    lemmatizer = Lemmatizer(by_pair, by_form, model, known)
+    allowed = np.zeros((len(triples), len(labels)), dtype=bool)
+    for i, (f, _, _) in enumerate(triples):
+        allowed[i, lemmatizer.candidates(f)] = True
+    log(f"{len(labels)} rules, {len(by_pair)} form+tag and {len(by_form)} form entries, "
+        f"{len(triples)} distinct training words")
 
     dev_layout, dev_atoms = model.layout([s.forms for s in dev])
     dev_ids = np.array([tag_ids.get(t, L1) for s in dev_tags for t in s], dtype=np.int64)
@@ -127,10 +130,17 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
         if run.record(epoch + 1, {"accuracy": accuracy()}, loss):
             best = [w.copy() for w in model.weights]
 
-    fit(model.weights, rows, gold[keep], allowed=allowed, on_epoch=on_epoch,
+    fit(model.weights, rows, gold, allowed=allowed, on_epoch=on_epoch,
         **options.fit_options(mode="full"))  # type: ignore[arg-type]
     for w, b in zip(model.weights, best):
         w[...] = b
     model.compact()
-    lemmatizer = Lemmatizer(by_pair, by_form, model)
-    return lemmatizer, accuracy()
+    lemmatizer = Lemmatizer(by_pair, by_form, model, known)
+    tried = {}
+    for bonus in KNOWN_BONUS:
+        lemmatizer.known_bonus = bonus
+        tried[bonus] = accuracy()
+    lemmatizer.known_bonus = max(tried, key=lambda b: (tried[b], -b))
+    log(f"known-lemma bonus {lemmatizer.known_bonus} (dev accuracy by bonus: "
+        f"{', '.join(f'{b}: {a:.2f}' for b, a in tried.items())})")
+    return lemmatizer, tried[lemmatizer.known_bonus]
