@@ -48,7 +48,7 @@ class PosTagger(Adapter, stage="pos"):
         the first pass to its first ``limit`` templates and leaves the second pass out.
         ``feats``/``lemmatizer``: the morphology pass and the lemmatizer, which read the final POS
         labels and share the final pass's word attributes; ``feats_margin`` is the feats pass's
-        margin (None or negative: every template).
+        margin (None or negative: every template), tested at the second pass's checkpoints.
         ``first_margin``/``first_checkpoints``: the first pass's own margin and schedule when
         there is a second pass (default: ``margin``/``checkpoints``; a negative margin: every
         template)."""
@@ -120,7 +120,7 @@ class PosTagger(Adapter, stage="pos"):
             out = self.second if self.second is not None else self.model
             tags = layout.scatter(pred, out.num_labels)      # the layout of the final pass
             if self.feats is not None:
-                fpred, _ = tag(self.feats, layout, atoms, self.feats_margin, first=tags)
+                fpred, _ = tag(self.feats, layout, atoms, self.feats_margin, None, self.checkpoints, first=tags)
                 labels = self.feats.labels
                 for w, f in zip(words, fpred.tolist()):
                     w[FEATS] = labels[f]

@@ -27,6 +27,7 @@ from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.conllu import FORM, UPOS, XPOS, read_file
 from nlpipe.io.model_dir import UNDETERMINED, read_config, write_config
 from nlpipe.io.provenance import training_block
+from nlpipe.metrics import universal_feats
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
 from nlpipe.linear.clusters import Clusters
 from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
@@ -236,15 +237,36 @@ def read_templates(path: str) -> List[str]:
 def dev_scores(model: TemplatedModel, dev: str, margin: Optional[float],
                checkpoints: Optional[str] = None, second: Optional[TemplatedModel] = None,
                first_margin: Optional[float] = None, first_checkpoints: Optional[str] = None,
-               feats: Optional[TemplatedModel] = None, lemmatizer: Optional[Lemmatizer] = None) -> Dict[str, float]:
+               feats: Optional[TemplatedModel] = None, lemmatizer: Optional[Lemmatizer] = None,
+               feats_margin: Optional[float] = None) -> Dict[str, float]:
     """UPOS/XPOS (and UFeats, AllTags, Lemmas with a morphology) accuracy of ``model`` (with its
     ``second`` pass) at ``margin`` on the dev file (nlpipe.runtime.evaluate scoring)."""
     tagger = PosTagger(model, margin, checkpoints=checkpoints, second=second, first_margin=first_margin,
-                       first_checkpoints=first_checkpoints, feats=feats, lemmatizer=lemmatizer, feats_margin=margin)
+                       first_checkpoints=first_checkpoints, feats=feats, lemmatizer=lemmatizer, feats_margin=feats_margin)
     r = stage_scores(tagger, "pos", list(read_file(dev)), gold_path=dev)
     names = ("upos", "xpos") + (("ufeats", "alltags") if feats is not None else ()) + \
         (("lemmas",) if lemmatizer is not None else ())
     return {name: round(r[name], 2) for name in names if name in r}
+
+
+FEATS_MARGINS = (0.5, 0.75, 1.0, None)     # the FEATS pass's margins tried on dev (None: every template)
+
+
+def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Sequence[Sequence[str]],
+                        checkpoints: Optional[str], log: Callable[[str], None] = lambda s: None) -> Optional[float]:
+    """The margin of :data:`FEATS_MARGINS` at which the FEATS pass scores best on dev (UFeats,
+    universal features as the UD scorer counts them; ties: the smaller margin, the faster)."""
+    ids = {l: i for i, l in enumerate(model.first_labels or model.labels)}
+    layout, atoms = model.layout([s.forms for s in dev])
+    first = layout.scatter(np.array([ids.get(t, model.first_size) for s in dev_tags for t in s], dtype=np.int64),
+                           model.first_size)
+    gold = [universal_feats(f) for s in dev for f in s.feats]
+    found = {}
+    for m in FEATS_MARGINS:
+        pred, used = tag(model, layout, atoms, m, None, checkpoint_schedule(checkpoints), first=first)
+        found[m] = 100 * float(np.mean([universal_feats(model.labels[p]) == g for p, g in zip(pred.tolist(), gold)]))
+        log(f"feats: margin {m}: dev UFeats {found[m]:.2f}, {used.mean():.1f} templates a word")
+    return max(FEATS_MARGINS, key=lambda m: (found[m], -(m if m is not None else 1e9)))
 
 
 def _labels_of(tagger: PosTagger, path: str) -> List[List[str]]:
@@ -252,6 +274,15 @@ def _labels_of(tagger: PosTagger, path: str) -> List[List[str]]:
     sents = [s for s in read_file(path) if s.words]
     tagger.tag_batch(sents)
     return [[w[UPOS] + LABEL_SEP + w[XPOS] for w in s.words] for s in sents]
+
+
+def _feats_options(options: Any) -> Any:
+    """The options of the FEATS pass: the tagger's, except features seen 3 times or more (2: a third
+    more features, dev UFeats no better) and at most 2 epochs (dev accuracy peaks after the first)."""
+    opts = _given(options)
+    opts.min_count = max(opts.min_count, 3)
+    opts.epochs = min(opts.epochs, 2)
+    return opts
 
 
 def _given(options: Any) -> Any:
@@ -337,20 +368,19 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                                      first=(first_train, first_dev))
         second = second_result.model
     final = second if second is not None else result.model
-    feats_model = lemmatizer = None
-    morph_scores: Dict[str, float] = {}
+    feats_model = lemmatizer = feats_margin = None
     if columns:
         dev_tags = _labels_of(PosTagger(result.model, margin, checkpoints=checkpoints, second=second,
                                         first_margin=first_margin, first_checkpoints=first_checkpoints), dev)
         gold_tags = [s[1] for s in train_data]
         if "feats" in columns:
             fr = train_tagger([(s.forms, s.feats, list(t[2])) for s, t in zip(morph_train, train_data)],
-                              [(s.forms, s.feats, s.feats) for s in morph_dev], _given(options),
+                              [(s.forms, s.feats, s.feats) for s in morph_dev], _feats_options(options),
                               order=[t for t in FEATS_TEMPLATES if table is not None or not uses_clusters(t)],
                               clusters=table, first=(first_train, dev_tags),
                               first_labels=final.labels, log=lambda m: log(f"feats: {m}"))
             feats_model = fr.model
-            morph_scores["feats_joint"] = round(100 * fr.dev_accuracy, 2)
+            feats_margin = choose_feats_margin(feats_model, morph_dev, dev_tags, checkpoints, log)
         if "lemmas" in columns:
             lemmatizer, acc = train_lemmatizer(morph_train, first_train, gold_tags, morph_dev, dev_tags,
                                                final.labels, final.attributes, options,
@@ -375,8 +405,7 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     if lemmatizer is not None:
         lemmatizer.save(Path(out) / LEMMA_DIR)
     scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints,
-                        feats_model, lemmatizer)
-    scores.update(morph_scores)
+                        feats_model, lemmatizer, feats_margin)
     scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
     config = {
         "stage": "pos", "arch": ARCH, "language": lang,
@@ -388,7 +417,7 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                   "second": None if second is None else SECOND_DIR,
                   "second_templates": None if second is None else len(second.templates),
                   "feats": None if feats_model is None else FEATS_DIR, "lemma": None if lemmatizer is None else LEMMA_DIR,
-                  "feats_margin": None if feats_model is None else margin},
+                  "feats_margin": feats_margin},
         "training": training_block(
             {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
             parameters=sum(m.num_parameters() for m in (result.model, second, feats_model,
