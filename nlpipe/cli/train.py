@@ -77,8 +77,9 @@ def _log(prefix: str = "") -> Callable[[str], None]:
               help="Share of paragraphs joined to the next one by a space in training (for input without "
                    "paragraph breaks).")
 @click.option("--min-char", type=int, default=2, show_default=True, help="Keep characters seen this often.")
-@click.option("--rules", default="tokenize-rules-ewt", show_default=True,
-              help="Rule tokenizer model whose word rules give an input feature (its token ends), or 'none'.")
+@click.option("--rules", default="learn", show_default=True,
+              help="Word rules and Punkt sentence ends given as an input feature: 'learn' (from --train), "
+                   "'none', or a rule tokenizer model of the --lang language (e.g. tokenize-rules-ewt for en).")
 @click.option("--rule-sentences/--no-rule-sentences", default=True, show_default=True,
               help="Also give the rule tokenizer's (Punkt) sentence ends as input.")
 @click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.998, show_default=True,

@@ -128,7 +128,7 @@ def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
 def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
     """The word rules of a ``words.json`` parameter file."""
     return WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                         words.get("joined", {}), words.get("units", []))
+                         words.get("joined", {}), words.get("units", []), words.get("english", True))
 
 
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
@@ -290,7 +290,9 @@ class TrainedTokenizer(Tokenizer):
             k, stop = first_token[p], first_token[p + 1]
             while j < len(sentence_ends) and sentence_ends[j] < stop:
                 e = sentence_ends[j] + 1
-                tokens = [(a, b, expand(text[a:b])) for a, b in zip(starts_rel[k:e], ends_rel[k:e])]
+                spans = list(zip(starts_rel[k:e], ends_rel[k:e]))
+                words = expand.sentence([text[a:b] for a, b in spans])
+                tokens = [(a, b, w) for (a, b), w in zip(spans, words)]
                 out.append((starts_rel[k], ends_rel[e - 1], tokens))
                 k = e
                 j += 1
@@ -299,7 +301,8 @@ class TrainedTokenizer(Tokenizer):
 
 def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> TrainedTokenizer:
     """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
-    from nlpipe.models.segmenter import CharVocab, MultiwordExpander
+    from nlpipe.models.multiword import MultiwordExpander
+    from nlpipe.models.segmenter import CharVocab
     from nlpipe.models.segmenter_numpy import SegmenterInference
 
     model_dir = Path(model_dir)
@@ -319,6 +322,9 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
             rules = rule_features(rule_params, punkt)
         if (0 if rules is None else rules.n_values) != (0 if net.rule is None else net.rule.shape[0]):
             raise ValueError("the rule feature's weights and parameters do not go together")
+        if not isinstance(multiwords, dict):
+            raise ValueError("multiwords.json holds no object")
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
-    return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords), rules, threshold)
+    return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords, english=config.get("language") == "en"),
+                            rules, threshold)

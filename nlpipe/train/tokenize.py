@@ -30,8 +30,8 @@ from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_con
 from nlpipe.io.provenance import training_block
 from nlpipe.train.loop import Trainer, seed_everything
 from nlpipe.train.optim import adam
-from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
-    labelled_paragraphs, learn_multiwords
+from nlpipe.models.multiword import MultiwordExpander, learn_multiwords
+from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, RuleFeatures, labelled_paragraphs
 from nlpipe.models.segmenter_numpy import SegmenterInference
 
 
@@ -108,10 +108,18 @@ def _windows(ids: np.ndarray, bits: np.ndarray, labels: np.ndarray, length: int,
     return padded_ids[idx][keep], padded_bits[idx][keep], w_lab[keep]
 
 
-def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]]]:
-    """(word rules, Punkt parameters or None) of a rule tokenizer model; (None, None) for "none"."""
+def _rule_params(rules: Optional[str], sentences: bool, train_sents: list,
+                 lang: str) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """(word rules, Punkt parameters or None) for the rule feature: "learn" learns them from the
+    training sentences (:func:`nlpipe.train.punkt.learn`), "none" gives (None, None), anything else
+    names a rule tokenizer model of the same language as ``lang``."""
     if rules is None or rules.lower() == "none":
         return None, None
+    if rules.lower() == "learn":
+        from nlpipe.train.punkt import learn
+
+        words, punkt = learn(train_sents, lang)
+        return words, punkt if sentences else None
     from nlpipe.io.model_dir import read_config
     from nlpipe.registry import resolve_model
 
@@ -119,6 +127,9 @@ def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[s
     config = read_config(model_dir, "tokenize")
     if config["arch"] != "punkt-treebank.v1":
         raise NlpipeError(f"--rules {rules}: not a rule tokenizer model (arch {config['arch']})")
+    if config["language"] not in (UNDETERMINED, lang):
+        raise NlpipeError(f"--rules {rules}: a model of language '{config['language']}', not '{lang}' "
+                          f"(--lang); use --rules learn to learn the rules from --train")
     files = config.get("model", {})
     words = read_json(model_dir / files.get("words", "words.json"))
     punkt = read_json(model_dir / files.get("punkt", "punkt.json")) if sentences else None
@@ -126,11 +137,11 @@ def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[s
 
 
 def _tokenizer(params: Dict[str, np.ndarray], dilations: Sequence[int], vocab: CharVocab,
-               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float) -> Any:
+               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float, lang: str) -> Any:
     from nlpipe.stages.tokenize import TrainedTokenizer
 
-    return TrainedTokenizer(SegmenterInference(params, dilations), vocab, MultiwordExpander(multiwords), rules,
-                            threshold)
+    return TrainedTokenizer(SegmenterInference(params, dilations), vocab,
+                            MultiwordExpander(multiwords, english=lang == "en"), rules, threshold)
 
 
 def _dev_scores(tokenizer: Any, dev_sents: list, dev_text: str, dev_path: str) -> Dict[str, float]:
@@ -182,7 +193,7 @@ class SegmenterTrainer(Trainer):
 
 def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: int = 32, emb: int = 16,
           dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
-          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "tokenize-rules-ewt",
+          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "learn",
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
@@ -211,18 +222,18 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
         raise NlpipeError(str(e)) from None
     dev_text = raw_text(dev_sents)
     vocab = CharVocab.build((p for p, _ in paragraphs), min_char)
-    multiwords = learn_multiwords(train_sents)
-    rule_params, punkt_params = _rule_params(rules, rule_sentences)
+    multiwords = learn_multiwords(train_sents, dev_sents, english=lang == "en")
+    rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
     ids, bits, labels = _stream(paragraphs, vocab, word_rules, max(dil), join, rng)
     log(f"train tokenize: {len(paragraphs)} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
-        f"{len(multiwords)} multiword forms; receptive field {radius} each side")
+        f"{sum(1 for w in multiwords['table'].values() if w)} multiword forms; receptive field {radius} each side")
 
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
     opt = adam(model.parameters(), lr=lr)
 
     def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
-        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
+        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang), dev_sents, dev_text, dev_path)
 
     trainer = SegmenterTrainer(model, (ids, bits, labels), length, radius, batch, scores_of)
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
@@ -235,7 +246,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     # sentence threshold: sentence-end score minus token-end score
     threshold = 0.0
     for t in [x / 4 for x in range(-8, 13) if x]:
-        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t), dev_sents, dev_text, dev_path)
+        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t, lang), dev_sents, dev_text, dev_path)
         if _total(s) > _total(dev):
             threshold, dev = t, s
     log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
