@@ -189,3 +189,17 @@ def test_corrupt_multiword_file_is_a_model_error(tmp_path):
     (model / "multiwords.json").write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ModelError, match="corrupt segmenter model"):
         load_trained(model, read_config(model))
+
+
+def test_rule_tokenizer_training_adds_english_seeds_only_for_english(tmp_path):
+    for lang in ("fr", "en"):
+        main(["train", "tokenize", "--method", "rules", "--train", str(TRAIN), "--out", str(tmp_path / lang),
+              "--lang", lang])
+    fr = json.loads((tmp_path / "fr" / "words.json").read_text(encoding="utf-8"))
+    en = json.loads((tmp_path / "en" / "words.json").read_text(encoding="utf-8"))
+    # the fixture has no abbreviation and no hyphen: only the English seeds can add any
+    assert fr["english"] is False and fr["abbreviations"] == [] and fr["hyphen_prefixes"] == []
+    assert en["english"] is True and {"dr", "etc", "u.s"} <= set(en["abbreviations"])
+    tok = load_stage("tokenize", str(tmp_path / "fr"))
+    (s,) = tok.tokenize_text("Il dit geht's.")
+    assert [r[FORM] for r in s.rows] == ["Il", "dit", "geht's", "."]

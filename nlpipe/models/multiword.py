@@ -13,8 +13,9 @@ alone, whatever the language:
   reliable in the training data (most distinct forms ending so were multiword tokens with that rewrite;
   a suffix of a single form is no rule, a contradicted one stops the search);
 - a context classifier for ambiguous forms, which are a multiword token only sometimes (French ``des``:
-  ``de`` + ``les`` after a noun, the determiner ``des`` elsewhere): an averaged perceptron over the form
-  and its neighbouring tokens, trained on the training tokens of those forms and kept for a form only
+  ``de`` + ``les`` after a noun, the determiner ``des`` elsewhere): an averaged perceptron over the form,
+  its neighbouring tokens and how often the token before was followed by the expansion's first word in
+  training (``fin`` by ``de``), trained on the training tokens of those forms and kept for a form only
   where it beats that form's majority decision on the dev tokens.
 
 English models only (``english``): the clitic rule (``X's``, ``Xn't``) and the plural possessive
