@@ -14,8 +14,8 @@ alone, whatever the language:
   a suffix of a single form is no rule, a contradicted one stops the search);
 - a context classifier for ambiguous forms, which are a multiword token only sometimes (French ``des``:
   ``de`` + ``les`` after a noun, the determiner ``des`` elsewhere): an averaged perceptron over the form,
-  its neighbouring tokens and how often the token before was followed by the expansion's first word in
-  training (``fin`` by ``de``), trained on the training tokens of those forms and kept for a form only
+  its neighbouring tokens, their usual UPOS in training and how often the token before was followed by
+  the expansion's first word in training (``fin`` by ``de``), trained on the training tokens of those forms and kept for a form only
   where it beats that form's majority decision on the dev tokens.
 
 English models only (``english``): the clitic rule (``X's``, ``Xn't``) and the plural possessive
@@ -28,7 +28,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from nlpipe.io.conllu import FORM, ID, Sentence
+from nlpipe.io.conllu import FORM, ID, UPOS, Sentence
 from nlpipe.models.rules_tokenizer import clitic_lengths, split_lengths
 
 FORMAT = 2
@@ -42,6 +42,8 @@ PERCEPTRON_EPOCHS = 20
 # The context classifier knows how often a previous token seen at least LEXICON_MIN times was followed
 # by the first word of the ambiguous form's expansion (French: is it followed by "de"?).
 LEXICON_MIN = 3
+# ... and the usual UPOS in training of the neighbouring words seen at least TAGS_MIN times.
+TAGS_MIN = 2
 
 
 def sentence_tokens(sent: Sentence) -> List[Tuple[str, Optional[List[str]]]]:
@@ -117,12 +119,17 @@ def learn_suffix_rules(mwt: Dict[str, Tuple[str, ...]], forms: Iterable[str]) ->
 # ---------------------------------------------------------------------------------------------
 # The context classifier for ambiguous forms
 
-def context_features(forms: Sequence[str], i: int, then: str = "rare") -> List[str]:
+def context_features(forms: Sequence[str], i: int, then: str = "rare",
+                     tags: Optional[Dict[str, str]] = None) -> List[str]:
     """Features of token ``i`` of a sentence's token forms: the form's capital, its neighbours
-    (lowercased: words, pairs, affixes, shape), ``then`` (how often the previous token is followed by
-    the first word of the form's expansion, :func:`then_bucket`: French "fin" by "de"), each also
-    conjoined with the lowercased form."""
+    (lowercased: words, pairs, affixes, shape, their usual UPOS in training from ``tags``), ``then``
+    (how often the previous token is followed by the first word of the form's expansion,
+    :func:`then_bucket`: French "fin" by "de"), each also conjoined with the lowercased form."""
     low = [f.lower() for f in forms]
+    tags = tags or {}
+
+    def tag(k: int) -> str:
+        return tags.get(low[k], "unk") if 0 <= k < len(low) else "edge"
 
     def at(k: int) -> str:
         return low[k] if 0 <= k < len(low) else ("<s>" if k < 0 else "</s>")
@@ -134,7 +141,9 @@ def context_features(forms: Sequence[str], i: int, then: str = "rare") -> List[s
     base = [f"p1={p1}", f"p2={p2}", f"n1={n1}", f"n2={n2}", f"p1s={p1[-3:]}", f"p1s2={p1[-2:]}",
             f"p1s1={p1[-1:]}", f"n1s={n1[-3:]}", f"n1s2={n1[-2:]}", f"n1s1={n1[-1:]}", f"n1p={n1[:3]}",
             f"p1n1={p1}_{n1}", f"p2p1={p2}_{p1}", f"n1n2={n1}_{n2}", f"n1shape={shape}",
-            f"p1cap={prev[:1].isupper()}", f"cap={forms[i][:1].isupper()}", f"then={then}", "bias"]
+            f"p1cap={prev[:1].isupper()}", f"cap={forms[i][:1].isupper()}", f"then={then}",
+            f"p1tag={tag(i - 1)}", f"p2tag={tag(i - 2)}", f"n1tag={tag(i + 1)}", f"p1n1tag={tag(i - 1)}_{tag(i + 1)}",
+            "bias"]
     f = low[i]
     return base + [f"{f} {b}" for b in base]     # tokens hold no space: the form ends at the first
 
@@ -208,6 +217,7 @@ def learn_multiwords(sentences: Iterable[Sentence], dev: Iterable[Sentence] = ()
     The table maps a form to its words, or to null where the training data keep the form whole and a
     suffix rule or the clitic rule would split it.
     """
+    sentences = list(sentences)
     train_tokens = [sentence_tokens(s) for s in sentences]
     expansions: Dict[str, Counter] = defaultdict(Counter)
     plain: Counter = Counter()
@@ -231,15 +241,27 @@ def learn_multiwords(sentences: Iterable[Sentence], dev: Iterable[Sentence] = ()
     for form in sorted(plain):
         if form not in table and expand(form) is not None:
             table[form] = None
-    context = _learn_context(train_tokens, [sentence_tokens(s) for s in dev], ambiguous, table)
+    context = _learn_context(train_tokens, [sentence_tokens(s) for s in dev], ambiguous, table, _usual_tags(sentences))
     return {"format": FORMAT, "table": dict(sorted(table.items())), "suffix_rules": rules, **context}
 
 
 Tokens = List[List[Tuple[str, Optional[List[str]]]]]
 
 
-def _examples(sentences: Tokens, forms: Dict[str, List[str]],
-              then: Any) -> List[Tuple[str, List[str], bool]]:
+def _usual_tags(sentences: Iterable[Sentence]) -> Dict[str, str]:
+    """Lowercased word form -> its most frequent UPOS, for forms seen at least :data:`TAGS_MIN` times
+    with a UPOS."""
+    counts: Dict[str, Counter] = defaultdict(Counter)
+    for sent in sentences:
+        for r in sent.rows:
+            if r[ID].isdigit() and r[UPOS] != "_":
+                counts[r[FORM].lower()][r[UPOS]] += 1
+    return {w: max(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for w, c in sorted(counts.items())
+            if sum(c.values()) >= TAGS_MIN}
+
+
+def _examples(sentences: Tokens, forms: Dict[str, List[str]], then: Any,
+              tags: Dict[str, str]) -> List[Tuple[str, List[str], bool]]:
     """(form, features, is a multiword token) of each occurrence of ``forms``; ``then(form, i, sent)``
     gives the lexicon bucket of the token before."""
     out = []
@@ -248,17 +270,19 @@ def _examples(sentences: Tokens, forms: Dict[str, List[str]],
         for i, (form, words) in enumerate(sent):
             low = form.lower()
             if low in forms:
-                out.append((low, context_features(surface, i, then(low, i, sent)), words is not None))
+                out.append((low, context_features(surface, i, then(low, i, sent), tags), words is not None))
     return out
 
 
 def _learn_context(train: Tokens, dev: Tokens, ambiguous: Dict[str, List[str]],
-                   table: Dict[str, Optional[List[str]]]) -> Dict[str, Any]:
+                   table: Dict[str, Optional[List[str]]], tags: Dict[str, str]) -> Dict[str, Any]:
     """{"context_forms": ambiguous form -> its words, for the forms the classifier decides,
     "context_weights": the classifier's weights, "context_lexicon": ambiguous form -> previous token
-    -> :func:`then_bucket`}; the other forms keep their majority reading (the table)."""
+    -> :func:`then_bucket`, "context_tags": word -> its usual UPOS}; the other forms keep their
+    majority reading (the table)."""
+    none = {"context_forms": {}, "context_weights": {}, "context_lexicon": {}, "context_tags": {}}
     if not ambiguous:
-        return {"context_forms": {}, "context_weights": {}, "context_lexicon": {}}
+        return none
     seen, followed = _follow_counts(train, (words[0] for words in ambiguous.values()))
 
     def held_out(form: str, i: int, sent: Any) -> str:
@@ -277,9 +301,9 @@ def _learn_context(train: Tokens, dev: Tokens, ambiguous: Dict[str, List[str]],
     def known(form: str, i: int, sent: Any) -> str:
         return lexicon[form].get(sent[i - 1][0].lower(), "rare") if i else "rare"
 
-    weights = train_context([(f, y) for _, f, y in _examples(train, ambiguous, held_out)])
+    weights = train_context([(f, y) for _, f, y in _examples(train, ambiguous, held_out, tags)])
     kept = {}
-    dev_examples = _examples(dev, ambiguous, known)
+    dev_examples = _examples(dev, ambiguous, known, tags)
     for form in sorted(ambiguous):
         mine = [(f, y) for g, f, y in dev_examples if g == form]
         majority = sum(1 for _, y in mine if y == (table.get(form) is not None))
@@ -287,9 +311,10 @@ def _learn_context(train: Tokens, dev: Tokens, ambiguous: Dict[str, List[str]],
         if mine and correct > majority:
             kept[form] = ambiguous[form]
     if not kept:
-        return {"context_forms": {}, "context_weights": {}, "context_lexicon": {}}
+        return none
     generic = {x: w for x, w in weights.items() if " " not in x or x.split(" ", 1)[0] in kept}
-    return {"context_forms": kept, "context_weights": generic, "context_lexicon": {f: lexicon[f] for f in kept}}
+    return {"context_forms": kept, "context_weights": generic, "context_lexicon": {f: lexicon[f] for f in kept},
+            "context_tags": tags}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,9 +333,10 @@ class MultiwordExpander:
             self.context_forms: Dict[str, List[str]] = dict(learned.get("context_forms") or {})
             self.weights: Dict[str, float] = dict(learned.get("context_weights") or {})
             self.lexicon: Dict[str, Dict[str, str]] = dict(learned.get("context_lexicon") or {})
+            self.tags: Dict[str, str] = dict(learned.get("context_tags") or {})
         else:
             self.table = {f: None if v is None else split_lengths(f, v) for f, v in learned.items()}
-            self.rules, self.context_forms, self.weights, self.lexicon = {}, {}, {}, {}
+            self.rules, self.context_forms, self.weights, self.lexicon, self.tags = {}, {}, {}, {}, {}
         self.english = english
         self._rule_lengths = sorted({len(k) for k in self.rules}, reverse=True)
         self._cache: Dict[str, Optional[List[str]]] = {}
@@ -335,7 +361,7 @@ class MultiwordExpander:
                 low = form.lower()
                 if low in self.context_forms:
                     then = self.lexicon.get(low, {}).get(forms[i - 1].lower(), "rare") if i else "rare"
-                    mwt = _score(self.weights, context_features(forms, i, then)) > 0
+                    mwt = _score(self.weights, context_features(forms, i, then, self.tags)) > 0
                     out[i] = cased(form, self.context_forms[low]) if mwt else None
         return out
 
