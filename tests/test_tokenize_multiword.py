@@ -203,3 +203,43 @@ def test_rule_tokenizer_training_adds_english_seeds_only_for_english(tmp_path):
     tok = load_stage("tokenize", str(tmp_path / "fr"))
     (s,) = tok.tokenize_text("Il dit geht's.")
     assert [r[FORM] for r in s.rows] == ["Il", "dit", "geht's", "."]
+
+
+def _tagged(sentences):
+    """CoNLL-U of sentences given as "form/UPOS" or "form=w1+w2/UPOS1+UPOS2" tokens."""
+    out = []
+    for spec in sentences:
+        rows, i, forms = [], 1, []
+        for tok in spec.split():
+            form, tags = tok.split("/")
+            forms.append(form.split("=")[0])
+            if "=" in form:
+                surface, words = form.split("=")
+                words = words.split("+")
+                rows.append(f"{i}-{i + len(words) - 1}\t{surface}" + "\t_" * 8)
+                for w, t in zip(words, tags.split("+")):
+                    rows.append(f"{i}\t{w}\t_\t{t}" + "\t_" * 6)
+                    i += 1
+            else:
+                rows.append(f"{i}\t{form}\t_\t{tags}" + "\t_" * 6)
+                i += 1
+        out.append("# text = " + " ".join(forms) + "\n" + "\n".join(rows) + "\n\n")
+    from nlpipe.io.conllu import parse_string
+
+    return list(parse_string("".join(out)))
+
+
+def test_the_context_classifier_knows_the_usual_tag_of_the_word_before():
+    mwt, det = "des=de+les/ADP+DET", "des/DET"
+    train = _tagged([f"et/CCONJ {w}/NOUN {mwt} {n}/NOUN" for w in ("fin", "prix", "bruit") for n in ("jours", "cas")]
+                    + [f"et/CCONJ {w}/VERB {det} {n}/NOUN" for w in ("voit", "prend", "mange") for n in ("gens", "cas")]
+                    + ["la/DET table/NOUN tombe/VERB", "une/DET table/NOUN", "il/PRON finit/VERB", "elle/PRON finit/VERB"])
+    # "table" and "finit" never stand before "des" in training: their usual tags tell the readings apart
+    # (their endings point the other way: "table" ends like "mange", "finit" like "bruit")
+    dev = _tagged([f"et/CCONJ table/NOUN {mwt} jardins/NOUN", f"et/CCONJ finit/VERB {det} pommes/NOUN"])
+    learned = learn_multiwords(train, dev)
+    assert learned["context_tags"]["table"] == "NOUN" and learned["context_tags"]["finit"] == "VERB"
+    assert "tombe" not in learned["context_tags"]          # seen once
+    expand = MultiwordExpander(learned)
+    assert expand.sentence("et table des maisons".split())[2] == ["de", "les"]
+    assert expand.sentence("et finit des chemises".split())[2] is None
