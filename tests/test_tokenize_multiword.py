@@ -46,8 +46,8 @@ def test_ambiguous_des_is_decided_in_context(learned):
     # 3 right) beats the majority reading (1 of 3), so it is kept for "des"
     assert learned["context_forms"] == {"des": ["de", "les"]}
     expand = MultiwordExpander(learned)
-    assert expand.sentence("Le prix des pommes monte .".split())[2] == ["de", "les"]
-    assert expand.sentence("Nous mangeons des pommes .".split())[2] is None
+    assert expand.sentence("Le prix des maisons monte .".split())[2] == ["de", "les"]
+    assert expand.sentence("Nous mangeons des gâteaux .".split())[2] is None
     assert expand.sentence("Le bruit du chat".split()) == [None, None, ["de", "le"], None]
 
 
@@ -61,11 +61,12 @@ def test_the_stage_writes_range_lines_and_renumbers_words(learned):
             return out
 
     tok = TrainedTokenizer(WhitespaceNet(), CharVocab([]), MultiwordExpander(learned))
-    s1, s2 = tok.tokenize_text("Le prix des pommes au marché .\n\nDu pain aux amis , des fleurs .")
+    s1, s2 = tok.tokenize_text("Le prix des maisons au marché .\n\nDu pain aux amis du chat .")
     assert [r[:2] for r in s1.rows] == [["1", "Le"], ["2", "prix"], ["3-4", "des"], ["3", "de"], ["4", "les"],
-                                        ["5", "pommes"], ["6-7", "au"], ["6", "à"], ["7", "le"],
+                                        ["5", "maisons"], ["6-7", "au"], ["6", "à"], ["7", "le"],
                                         ["8", "marché"], ["9", "."]]
-    assert [r[FORM] for r in s2.words] == ["De", "le", "pain", "à", "les", "amis", ",", "des", "fleurs", "."]
+    assert [r[FORM] for r in s2.words] == ["De", "le", "pain", "à", "les", "amis", "de", "le", "chat", "."]
+    assert [r[0] for r in s2.rows if "-" in r[0]] == ["1-2", "4-5", "7-8"]
 
 
 def test_the_range_line_carries_space_after():
