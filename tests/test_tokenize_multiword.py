@@ -146,7 +146,8 @@ def test_a_french_model_folder_holds_nothing_english(tmp_path):
     main(["train", "tokenize", "--train", str(TRAIN), "--dev", str(DEV), "--out", str(out), "--lang", "fr",
           "--epochs", "1", "--channels", "4", "--emb", "4", "--dilations", "1,2", "--length", "32",
           "--min-char", "1"])
-    assert read_config(out, "tokenize")["language"] == "fr"
+    config = read_config(out, "tokenize")
+    assert config["language"] == "fr" and config["model"]["spaces_in_tokens"] is False   # no token with a space
     assert sorted(p.name for p in out.iterdir()) == ["chars.json", "config.json", "multiwords.json", "punkt.json",
                                                      "rules.json", "weights.npz"]
     # no file of the English models, and no English word rule, abbreviation or Punkt parameter
@@ -244,3 +245,53 @@ def test_the_context_classifier_knows_the_usual_tag_of_the_word_before():
     expand = MultiwordExpander(learned)
     assert expand.sentence("et table des maisons".split())[2] == ["de", "les"]
     assert expand.sentence("et finit des chemises".split())[2] is None
+
+
+class _EndsNet:
+    """Token ends after the characters before a space, except at the given positions."""
+    gap = 1
+
+    def __init__(self, text, inside):
+        self.text, self.inside = text, set(inside)
+
+    def scores(self, ids, bits=None):
+        out = np.zeros((len(ids), 3), dtype=np.float32)
+        out[:, 0] = 1.0
+        for i in range(len(self.text) - 1):
+            if self.text[i + 1].isspace() and i not in self.inside:
+                out[i] = [0.0, 1.0, 0.0]
+        return out
+
+
+@pytest.mark.parametrize("text, spaces, expected", [
+    ("Il a 500 000 euros .", True, ["Il", "a", "500 000", "euros", "."]),
+    ("Il a 500 000 euros .", False, ["Il", "a", "500", "000", "euros", "."]),
+    ("Il a 500\n000 euros .", True, ["Il", "a", "500", "000", "euros", "."]),    # only a plain space
+    ("Il a 500  000 euros .", True, ["Il", "a", "500", "000", "euros", "."]),    # only a single one
+])
+def test_a_model_trained_on_tokens_with_spaces_may_keep_a_space_inside(text, spaces, expected):
+    tok = TrainedTokenizer(_EndsNet(text, [7]), CharVocab([]), MultiwordExpander({}), spaces=spaces)
+    (s,) = tok.tokenize_text(text)
+    assert [r[FORM] for r in s.rows] == expected
+    assert s.meta("text") == text.replace("\n", " ")
+
+
+def test_rule_tokenizer_keeps_spaced_digit_groups_when_learned():
+    text = "Il a 500 000 euros, 2 000,5 et 12 345 678 en 1998 12 ans."
+    spaced = WordTokenizer(english=False, spaced_numbers=True).tokens(text)
+    assert [text[s:e] for s, e, _ in spaced] == ["Il", "a", "500 000", "euros", ",", "2 000,5", "et",
+                                                 "12 345 678", "en", "1998", "12", "ans", "."]
+    plain = WordTokenizer(english=False).tokens(text)
+    assert [text[s:e] for s, e, _ in plain][2:4] == ["500", "000"]
+
+
+def test_spaced_digit_groups_are_learned_from_the_data():
+    from nlpipe.io.conllu import parse_string
+    from nlpipe.train.punkt import learn_words
+
+    whole = parse_string("# text = 500 000 euros\n1\t500 000" + "\t_" * 8 + "\n2\teuros" + "\t_" * 8 + "\n\n")
+    split = parse_string("# text = 500 000 euros\n1\t500" + "\t_" * 8 + "\n2\t000" + "\t_" * 8
+                         + "\n3\teuros" + "\t_" * 8 + "\n\n")
+    assert learn_words(list(whole))["spaced_numbers"] is True
+    assert learn_words(list(split))["spaced_numbers"] is False
+    assert learn_words(list(whole) + list(split) + list(split))["spaced_numbers"] is False

@@ -52,9 +52,17 @@ _ENGLISH_ALTERNATIVES = r"""| (?P<slash>(?i:b/c|w/o|w/)(?!\w))
 | (?P<tag>(?<!\w)\#[^\W\d_]\w*)
 | (?P<year>(?<!\w)['’]\d\d(?:s)?(?!\w))
 """
+# Learned from the data (``spaced_numbers``): digit groups separated by single spaces are one token
+# (French "500 000").
+_SPACED_NUMBER = r"""| (?P<spaced>(?<![\w.,])\d{1,3}(?:\ \d{3})+(?:,\d+)?(?!\w))
+"""
+_TAG = r"""| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
+"""
 _TOKEN_RE = re.compile(_TOKEN_PATTERN % _ENGLISH_ALTERNATIVES, re.VERBOSE)
-_TOKEN_RE_ANY = re.compile(_TOKEN_PATTERN % r"""| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
-""", re.VERBOSE)
+_TOKEN_RES = {(True, False): _TOKEN_RE,
+              (False, False): re.compile(_TOKEN_PATTERN % _TAG, re.VERBOSE),
+              (True, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _ENGLISH_ALTERNATIVES), re.VERBOSE),
+              (False, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _TAG), re.VERBOSE)}
 
 _NUMBER_UNIT_RE = re.compile(r"(\d[\d.,:]*)([^\W\d_]+)$")
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
@@ -69,7 +77,7 @@ class WordTokenizer:
     def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
                  splits: Optional[Dict[str, Sequence[int]]] = None,
                  joined: Optional[Dict[str, Sequence[int]]] = None, units: Iterable[str] = (),
-                 english: bool = True):
+                 english: bool = True, spaced_numbers: bool = False):
         """
         Args:
             abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
@@ -80,6 +88,7 @@ class WordTokenizer:
             units: lowercased suffixes split off a number (``5pm`` -> ``5`` ``pm``, ``2k``).
             english: apply the English rules (clitics ``n't``/``'s``, the plural possessive ``parents'``,
                 ``b/c``, ``'90s``); off, a trailing apostrophe is a token of its own.
+            spaced_numbers: digit groups separated by single spaces are one token (``500 000``).
         """
         self.abbreviations = frozenset(abbreviations)
         self.hyphen_prefixes = frozenset(hyphen_prefixes)
@@ -87,7 +96,7 @@ class WordTokenizer:
         self.joined = dict(joined or {})
         self.units = frozenset(units)
         self.english = english
-        self._re = _TOKEN_RE if english else _TOKEN_RE_ANY
+        self._re = _TOKEN_RES[(bool(english), bool(spaced_numbers))]
 
     def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
         """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""

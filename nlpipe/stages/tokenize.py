@@ -128,7 +128,8 @@ def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
 def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
     """The word rules of a ``words.json`` parameter file."""
     return WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                         words.get("joined", {}), words.get("units", []), words.get("english", True))
+                         words.get("joined", {}), words.get("units", []), words.get("english", True),
+                         words.get("spaced_numbers", False))
 
 
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
@@ -171,6 +172,8 @@ class TrainedTokenizer(Tokenizer):
     where the sentence-end score beats the token-end score by more than ``threshold`` (tuned on dev),
     and always at the end of a paragraph. ``rules`` (a
     :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
+    With ``spaces`` (a model trained on tokens that contain a space, French ``500 000``) a single plain
+    space between two non-space characters ends the token before it only where the model says so.
     """
 
     BATCH_CHARS = 16384
@@ -182,12 +185,13 @@ class TrainedTokenizer(Tokenizer):
     CONTEXT = 1024
 
     def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
-                 threshold: float = 0.0):
+                 threshold: float = 0.0, spaces: bool = False):
         self.net = net
         self.vocab = vocab
         self.multiwords = multiwords
         self.rules = rules
         self.threshold = threshold
+        self.spaces = spaces
 
     def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
         batch: List[str] = []
@@ -266,7 +270,21 @@ class TrainedTokenizer(Tokenizer):
         may_split = np.ones(size, dtype=bool)
         may_split[:-1] = ~glue[1:]
         split = np.maximum(sc[:, 1], sc[:, 2]) > sc[:, 0]
-        tok_end = ~space & (next_space | (split & may_split))
+        if self.spaces:
+            # a plain space between two non-space characters may lie inside a token ("500 000")
+            plain = np.zeros(size, dtype=bool)
+            plain[where] = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4") == 0x20
+            bridge = plain.copy()
+            bridge[1:] &= ~space[:-1]
+            bridge[:-1] &= ~space[1:]
+            next_space[:-1] &= ~bridge[1:]
+            tok_end = ~space & (next_space | (split & may_split))
+            inside = bridge.copy()
+            inside[1:] &= ~tok_end[:-1]
+            space_between = space & ~inside
+        else:
+            tok_end = ~space & (next_space | (split & may_split))
+            space_between = space
         sent_end = tok_end & (sc[:, 2] - sc[:, 1] > self.threshold)
         # the last character of each non-blank paragraph ends a sentence
         real = np.flatnonzero(~space)
@@ -274,7 +292,7 @@ class TrainedTokenizer(Tokenizer):
         last = last[last >= 0]
         sent_end[real[last]] = True
         after_boundary = np.ones(size, dtype=bool)
-        after_boundary[1:] = space[:-1] | tok_end[:-1]
+        after_boundary[1:] = space_between[:-1] | tok_end[:-1]
         starts = np.flatnonzero(~space & after_boundary)
         end_at = np.flatnonzero(tok_end)
         para = np.searchsorted(offsets, starts, side="right") - 1          # paragraph of each token
@@ -317,6 +335,7 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
         if net.emb.shape[0] != len(vocab):
             raise ValueError(f"{net.emb.shape[0]} character embeddings for {len(vocab)} characters")
         threshold = float(hyper.get("threshold", 0.0))
+        spaces = bool(hyper.get("spaces_in_tokens", False))
         rules = None
         if rule_params is not None:
             rules = rule_features(rule_params, punkt)
@@ -327,4 +346,4 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
     return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords, english=config.get("language") == "en"),
-                            rules, threshold)
+                            rules, threshold, spaces)

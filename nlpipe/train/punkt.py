@@ -10,7 +10,8 @@ Learns, from the gold tokenization of the training file only:
 - unit suffixes split from numbers (``5pm`` -> ``5 pm``) more often than kept (``5th``);
 - words that close a letter with a comma and end a sentence (``Thanks,`` ``Regards,``);
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
-  often than not.
+  often than not;
+- whether digit groups written with a space (French ``500 000``) are one token more often than not.
 
 Only an English model (``lang`` "en") adds the hand-written English seeds below and keeps the English
 clitic rules of :class:`nlpipe.models.rules_tokenizer.WordTokenizer` (``english`` in words.json);
@@ -45,6 +46,8 @@ _ABBR_BODY = re.compile(r"\w+(?:\.\w+)*$")
 _NUMBER = re.compile(r"\d[\d.,:]*$")
 _NUMBER_UNIT = re.compile(r"\d[\d.,:]*([^\W\d_]+)$")
 _HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
+_SPACED_NUMBER = re.compile(r"\d{1,3}(?: \d{3})+(?:,\d+)?$")
+_GROUP = re.compile(r"\d{3}(?:,\d+)?$")
 
 
 def paragraphs(sentences: List[Sentence]) -> Iterator[str]:
@@ -89,6 +92,7 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
     joined_lengths: Dict[str, List[int]] = {}
     plain: Counter = Counter()
     lengths: Dict[str, List[int]] = {}
+    spaced = [0, 0]   # digit groups written with a space: kept in one token, split into tokens
     for s in sentences:
         toks = surface(s)
         for i, (form, space, pieces) in enumerate(toks):
@@ -115,6 +119,10 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
                 unit_split[nxt[0].lower()] += 1
             if form.islower():
                 lower_seen.add(form)
+            if _SPACED_NUMBER.match(form):
+                spaced[0] += 1
+            if nxt and space and form.isdigit() and len(form) <= 3 and _GROUP.match(nxt[0]):
+                spaced[1] += 1
             if nxt and nxt[0] == "," and form.isalpha():
                 (closer if i + 2 == len(toks) else comma_mid)[low] += 1
             if pieces:
@@ -134,6 +142,7 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
         "units": sorted(w for w, n in unit_split.items() if n >= 2 and n > unit_kept[w]),
         "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
         "english": english,
+        "spaced_numbers": spaced[0] > spaced[1],
     }
 
 
@@ -181,4 +190,4 @@ def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, la
         f"hyphen prefixes, {len(words['splits'])} splits, {len(punkt['abbrev_types'])} Punkt abbreviation types")
     return {"model": str(out_dir), "language": lang, "sentences": len(sentences),
             "punkt_abbreviations": len(punkt["abbrev_types"]),
-            **{k: len(v) for k, v in words.items() if k != "english"}}
+            **{k: len(v) for k, v in words.items() if k not in ("english", "spaced_numbers")}}

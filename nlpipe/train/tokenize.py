@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nlpipe.io.conllu import read_file
+from nlpipe.io.conllu import FORM, read_file
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_config, write_json
@@ -137,11 +137,12 @@ def _rule_params(rules: Optional[str], sentences: bool, train_sents: list,
 
 
 def _tokenizer(params: Dict[str, np.ndarray], dilations: Sequence[int], vocab: CharVocab,
-               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float, lang: str) -> Any:
+               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float, lang: str,
+               spaces: bool) -> Any:
     from nlpipe.stages.tokenize import TrainedTokenizer
 
     return TrainedTokenizer(SegmenterInference(params, dilations), vocab,
-                            MultiwordExpander(multiwords, english=lang == "en"), rules, threshold)
+                            MultiwordExpander(multiwords, english=lang == "en"), rules, threshold, spaces)
 
 
 def _dev_scores(tokenizer: Any, dev_sents: list, dev_text: str, dev_path: str) -> Dict[str, float]:
@@ -223,6 +224,8 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     dev_text = raw_text(dev_sents)
     vocab = CharVocab.build((p for p, _ in paragraphs), min_char)
     multiwords = learn_multiwords(train_sents, dev_sents, english=lang == "en")
+    # tokens with a space inside (French "500 000"): a space may then lie inside a token
+    spaces = any(" " in tok[FORM] for sent in train_sents for tok in sent.tokens)
     rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
     ids, bits, labels = _stream(paragraphs, vocab, word_rules, max(dil), join, rng)
@@ -233,7 +236,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     opt = adam(model.parameters(), lr=lr)
 
     def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
-        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang), dev_sents, dev_text, dev_path)
+        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang, spaces), dev_sents, dev_text, dev_path)
 
     trainer = SegmenterTrainer(model, (ids, bits, labels), length, radius, batch, scores_of)
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
@@ -246,7 +249,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     # sentence threshold: sentence-end score minus token-end score
     threshold = 0.0
     for t in [x / 4 for x in range(-8, 13) if x]:
-        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t, lang), dev_sents, dev_text, dev_path)
+        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t, lang, spaces), dev_sents, dev_text, dev_path)
         if _total(s) > _total(dev):
             threshold, dev = t, s
     log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
@@ -268,6 +271,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
         "arch": "char-segmenter.v1",
         "language": lang,
         "model": {"emb": emb, "channels": channels, "dilations": dil, "threshold": threshold,
+                  "spaces_in_tokens": spaces,
                   "weights": WEIGHTS, "chars": CHARS, "multiwords": MULTIWORDS,
                   "rules": RULES if rule_params is not None else None,
                   "punkt": PUNKT if punkt_params is not None else None},
