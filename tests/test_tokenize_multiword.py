@@ -295,3 +295,12 @@ def test_spaced_digit_groups_are_learned_from_the_data():
     assert learn_words(list(whole))["spaced_numbers"] is True
     assert learn_words(list(split))["spaced_numbers"] is False
     assert learn_words(list(whole) + list(split) + list(split))["spaced_numbers"] is False
+
+
+def test_default_epochs_follow_the_size_of_the_training_text():
+    from nlpipe.train.tokenize import default_epochs
+
+    assert default_epochs(1_000_000) == 30       # 16 would do: at least 30
+    assert default_epochs(400_000) == 40         # 16M / 400k
+    assert default_epochs(265_912) == 60         # French Sequoia train: 60.2
+    assert default_epochs(10_000) == 60          # at most 60
