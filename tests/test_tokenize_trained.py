@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from nlpipe.cli import main
 from nlpipe.io.conllu import FORM, MISC, parse_string, read_file, to_string
 from nlpipe.errors import ModelError
-from nlpipe.models.segmenter import (INSIDE, SENT_END, SPACE, TOKEN_END, CharVocab, MultiwordExpander,
-                                     labelled_paragraphs, learn_multiwords)
+from nlpipe.models.multiword import MultiwordExpander, learn_multiwords
+from nlpipe.models.segmenter import INSIDE, SENT_END, SPACE, TOKEN_END, CharVocab, labelled_paragraphs
 from nlpipe.models.segmenter_numpy import SegmenterInference
 from nlpipe.io.model_dir import read_config
 from nlpipe.registry import MODELS_DIR, load_stage
@@ -70,10 +70,12 @@ def test_labelled_paragraphs_reject_forms_that_do_not_match_the_text():
 
 
 def test_multiword_table_is_learned_from_the_data():
-    table = learn_multiwords(read_file(str(FIXTURES / "tok_small.conllu")))
-    assert table["don't"] == [2, 3] and table["cannot"] == [3, 3] and table["bob's"] == [3, 2]
+    learned = learn_multiwords(read_file(str(FIXTURES / "tok_small.conllu")), english=True)
+    table = learned["table"]
+    assert table["don't"] == ["do", "n't"] and table["cannot"] == ["can", "not"] and table["bob's"] == ["bob", "'s"]
     assert "its" not in table and "know" not in table      # plain, and no rule would split them
-    expand = MultiwordExpander(table)
+    assert table["it's"] == ["it", "'s"]                   # seen split once, whole once: split wins the tie
+    expand = MultiwordExpander(learned, english=True)
     assert expand("DON'T") == ["DO", "N'T"]
     assert expand("Cannot") == ["Can", "not"]
     assert expand("Its") is None
@@ -85,8 +87,13 @@ def test_multiword_table_is_learned_from_the_data():
 
 
 def test_a_form_kept_whole_in_the_data_is_not_split_by_the_rule():
-    table = {"let's": None}
-    assert MultiwordExpander(table)("let's") is None
+    table = {"let's": None}                                 # the table format of the shipped English model
+    assert MultiwordExpander(table, english=True)("let's") is None
+    assert MultiwordExpander({"don't": [2, 3]}, english=True)("Don't") == ["Do", "n't"]
+    learned = learn_multiwords(parse_string("# text = Let's go\n1\tLet's\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                                            "2\tgo\t_\t_\t_\t_\t_\t_\t_\t_\n\n"), english=True)
+    assert learned["table"] == {"let's": None}
+    assert MultiwordExpander(learned, english=True)("Let's") is None
 
 
 # ---------------------------------------------------------------------------------------------

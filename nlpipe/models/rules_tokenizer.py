@@ -39,17 +39,30 @@ Token = Tuple[int, int, Optional[List[str]]]
 
 # The e-mail alternative is tried only where a run of address characters starts (look-behind), so
 # a long run without "@" is scanned once, not once per position (that would be quadratic).
-_TOKEN_RE = re.compile(r"""
+_TOKEN_PATTERN = r"""
   (?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
 | (?P<email>(?<![\w.+-])[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
-| (?P<slash>(?i:b/c|w/o|w/)(?!\w))
-| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
-| (?P<year>(?<!\w)['’]\d\d(?:s)?(?!\w))
-| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?:(?P<dot>\.(?![.?!]))|(?P<apos>['’](?!\w)))?
+%s| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?:(?P<dot>\.(?![.?!]))|(?P<apos>['’](?!\w)))?
 | (?P<emo>[:;=]-?[()DPp](?!\w))
 | (?P<mixed>[?!]+\.?|\.[?!]+)
 | (?P<punct>(?P<pc>[^\w\s])(?P=pc)*)
-""", re.VERBOSE)
+"""
+# English only: "b/c", "w/o" and decades ('90s) are single tokens.
+_ENGLISH_ALTERNATIVES = r"""| (?P<slash>(?i:b/c|w/o|w/)(?!\w))
+| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
+| (?P<year>(?<!\w)['’]\d\d(?:s)?(?!\w))
+"""
+# Learned from the data (``spaced_numbers``): digit groups separated by single spaces are one token
+# (French "500 000").
+_SPACED_NUMBER = r"""| (?P<spaced>(?<![\w.,])\d{1,3}(?:\ \d{3})+(?:,\d+)?(?!\w))
+"""
+_TAG = r"""| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
+"""
+_TOKEN_RE = re.compile(_TOKEN_PATTERN % _ENGLISH_ALTERNATIVES, re.VERBOSE)
+_TOKEN_RES = {(True, False): _TOKEN_RE,
+              (False, False): re.compile(_TOKEN_PATTERN % _TAG, re.VERBOSE),
+              (True, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _ENGLISH_ALTERNATIVES), re.VERBOSE),
+              (False, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _TAG), re.VERBOSE)}
 
 _NUMBER_UNIT_RE = re.compile(r"(\d[\d.,:]*)([^\W\d_]+)$")
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
@@ -63,7 +76,8 @@ class WordTokenizer:
 
     def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
                  splits: Optional[Dict[str, Sequence[int]]] = None,
-                 joined: Optional[Dict[str, Sequence[int]]] = None, units: Iterable[str] = ()):
+                 joined: Optional[Dict[str, Sequence[int]]] = None, units: Iterable[str] = (),
+                 english: bool = True, spaced_numbers: bool = False):
         """
         Args:
             abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
@@ -72,19 +86,24 @@ class WordTokenizer:
             joined: lowercased run-together tokens -> lengths of the tokens EWT splits them into
                 (``"alot": [1, 3]``).
             units: lowercased suffixes split off a number (``5pm`` -> ``5`` ``pm``, ``2k``).
+            english: apply the English rules (clitics ``n't``/``'s``, the plural possessive ``parents'``,
+                ``b/c``, ``'90s``); off, a trailing apostrophe is a token of its own.
+            spaced_numbers: digit groups separated by single spaces are one token (``500 000``).
         """
         self.abbreviations = frozenset(abbreviations)
         self.hyphen_prefixes = frozenset(hyphen_prefixes)
         self.splits = dict(splits or {})
         self.joined = dict(joined or {})
         self.units = frozenset(units)
+        self.english = english
+        self._re = _TOKEN_RES[(bool(english), bool(spaced_numbers))]
 
     def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
         """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""
         out: List[Token] = []
         append = out.append
         end = len(text) if end is None else end
-        for m in _TOKEN_RE.finditer(text, start, end):
+        for m in self._re.finditer(text, start, end):
             word = m.group("word")
             if word is None:
                 append((m.start(), m.end(), None))
@@ -97,7 +116,7 @@ class WordTokenizer:
                 if low in self.abbreviations or _INITIALS_RE.match(word):
                     word += "."
                     e += 1
-            elif m.group("apos") is not None and word[-1] in "sS":
+            elif m.group("apos") is not None and word[-1] in "sS" and self.english:
                 # plural possessive: "parents'" -> parents + '
                 # (the word may have been split at hyphens: attach the apostrophe to its last part)
                 self._word(word, s, out)
@@ -135,7 +154,7 @@ class WordTokenizer:
                 out.append((s + m.end(1), s + len(word), None))
                 return
         lengths = self.splits.get(low)
-        if lengths is None:
+        if lengths is None and self.english:
             lengths = clitic_lengths(word)
         out.append((s, s + len(word), None if lengths is None else split_lengths(word, lengths)))
 

@@ -1,4 +1,4 @@
-"""Character-level segmentation data: labels, character ids and the multiword-token table.
+"""Character-level segmentation data: labels and character ids (multiword tokens: :mod:`nlpipe.models.multiword`).
 
 Shared by training (:mod:`nlpipe.train.tokenize`) and inference
 (:mod:`nlpipe.models.segmenter_numpy`); no torch here.
@@ -11,14 +11,14 @@ exactly as ``nlpipe eval tokenize`` builds its input (:func:`nlpipe.io.raw_text.
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlpipe.io.conllu import FORM, ID, Sentence
+from nlpipe.io.conllu import FORM, Sentence
 from nlpipe.io.raw_text import raw_text
-from nlpipe.models.rules_tokenizer import SentenceSplitter, WordTokenizer, clitic_lengths, split_lengths
+from nlpipe.models.rules_tokenizer import SentenceSplitter, WordTokenizer
 
 INSIDE, TOKEN_END, SENT_END = 0, 1, 2
 N_LABELS = 3
@@ -138,64 +138,3 @@ def labelled_paragraphs(sentences: Sequence[Sentence], name: str = "<train>") ->
         out.append((para, labels[start:start + len(para)]))
         start += len(para) + 2
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Multiword tokens
-
-def learn_multiwords(sentences: Iterable[Sentence]) -> Dict[str, Optional[List[int]]]:
-    """Lowercased token form -> word lengths of its usual split in the data, or None (kept whole)
-    where the data keep a form whole that :func:`nlpipe.models.rules_tokenizer.clitic_lengths` would split."""
-    seen: Dict[str, Counter] = defaultdict(Counter)
-    for sent in sentences:
-        rows = sent.rows
-        i = 0
-        while i < len(rows):
-            r = rows[i]
-            if "-" in r[ID]:
-                a, b = map(int, r[ID].split("-"))
-                words = [w[FORM] for w in rows[i + 1:i + 2 + b - a]]
-                if "".join(words) == r[FORM]:
-                    seen[r[FORM].lower()][tuple(len(w) for w in words)] += 1
-                i += 2 + b - a
-                continue
-            if r[ID].isdigit():
-                seen[r[FORM].lower()][()] += 1
-            i += 1
-    table: Dict[str, Optional[List[int]]] = {}
-    for form, counts in seen.items():
-        best, _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
-        if best:
-            table[form] = list(best)
-        elif clitic_lengths(form) is not None:
-            table[form] = None
-    return dict(sorted(table.items()))
-
-
-class MultiwordExpander:
-    """Words of a token: the learned table first, then the clitic rule (``X's``, ``Xn't``) and the
-    plural possessive (``parents'``)."""
-
-    def __init__(self, table: Dict[str, Optional[Sequence[int]]]):
-        self.table = table
-        self._cache: Dict[str, Optional[List[str]]] = {}
-
-    def __call__(self, form: str) -> Optional[List[str]]:
-        """The words of ``form`` when it is a multiword token, else None."""
-        try:
-            return self._cache[form]
-        except KeyError:
-            pass
-        low = form.lower()
-        if low in self.table:
-            lengths = self.table[low]
-        else:
-            lengths = clitic_lengths(form)
-            if lengths is None and len(form) > 2 and form[-1] in "'’" and form[-2] in "sS" and form[-3].isalpha():
-                lengths = (len(form) - 1, 1)
-        words = None
-        if lengths is not None and sum(lengths) == len(form):
-            words = split_lengths(form, lengths)
-        if len(self._cache) < 100_000:
-            self._cache[form] = words
-        return words

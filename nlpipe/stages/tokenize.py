@@ -128,7 +128,8 @@ def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
 def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
     """The word rules of a ``words.json`` parameter file."""
     return WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                         words.get("joined", {}), words.get("units", []))
+                         words.get("joined", {}), words.get("units", []), words.get("english", True),
+                         words.get("spaced_numbers", False))
 
 
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
@@ -171,6 +172,8 @@ class TrainedTokenizer(Tokenizer):
     where the sentence-end score beats the token-end score by more than ``threshold`` (tuned on dev),
     and always at the end of a paragraph. ``rules`` (a
     :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
+    With ``spaces`` (a model trained on tokens that contain a space, French ``500 000``) a single plain
+    space between two non-space characters ends the token before it only where the model says so.
     """
 
     BATCH_CHARS = 16384
@@ -182,12 +185,13 @@ class TrainedTokenizer(Tokenizer):
     CONTEXT = 1024
 
     def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
-                 threshold: float = 0.0):
+                 threshold: float = 0.0, spaces: bool = False):
         self.net = net
         self.vocab = vocab
         self.multiwords = multiwords
         self.rules = rules
         self.threshold = threshold
+        self.spaces = spaces
 
     def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
         batch: List[str] = []
@@ -266,7 +270,21 @@ class TrainedTokenizer(Tokenizer):
         may_split = np.ones(size, dtype=bool)
         may_split[:-1] = ~glue[1:]
         split = np.maximum(sc[:, 1], sc[:, 2]) > sc[:, 0]
-        tok_end = ~space & (next_space | (split & may_split))
+        if self.spaces:
+            # a plain space between two non-space characters may lie inside a token ("500 000")
+            plain = np.zeros(size, dtype=bool)
+            plain[where] = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4") == 0x20
+            bridge = plain.copy()
+            bridge[1:] &= ~space[:-1]
+            bridge[:-1] &= ~space[1:]
+            next_space[:-1] &= ~bridge[1:]
+            tok_end = ~space & (next_space | (split & may_split))
+            inside = bridge.copy()
+            inside[1:] &= ~tok_end[:-1]
+            space_between = space & ~inside
+        else:
+            tok_end = ~space & (next_space | (split & may_split))
+            space_between = space
         sent_end = tok_end & (sc[:, 2] - sc[:, 1] > self.threshold)
         # the last character of each non-blank paragraph ends a sentence
         real = np.flatnonzero(~space)
@@ -274,7 +292,7 @@ class TrainedTokenizer(Tokenizer):
         last = last[last >= 0]
         sent_end[real[last]] = True
         after_boundary = np.ones(size, dtype=bool)
-        after_boundary[1:] = space[:-1] | tok_end[:-1]
+        after_boundary[1:] = space_between[:-1] | tok_end[:-1]
         starts = np.flatnonzero(~space & after_boundary)
         end_at = np.flatnonzero(tok_end)
         para = np.searchsorted(offsets, starts, side="right") - 1          # paragraph of each token
@@ -290,7 +308,9 @@ class TrainedTokenizer(Tokenizer):
             k, stop = first_token[p], first_token[p + 1]
             while j < len(sentence_ends) and sentence_ends[j] < stop:
                 e = sentence_ends[j] + 1
-                tokens = [(a, b, expand(text[a:b])) for a, b in zip(starts_rel[k:e], ends_rel[k:e])]
+                spans = list(zip(starts_rel[k:e], ends_rel[k:e]))
+                words = expand.sentence([text[a:b] for a, b in spans])
+                tokens = [(a, b, w) for (a, b), w in zip(spans, words)]
                 out.append((starts_rel[k], ends_rel[e - 1], tokens))
                 k = e
                 j += 1
@@ -299,7 +319,8 @@ class TrainedTokenizer(Tokenizer):
 
 def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> TrainedTokenizer:
     """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
-    from nlpipe.models.segmenter import CharVocab, MultiwordExpander
+    from nlpipe.models.multiword import MultiwordExpander
+    from nlpipe.models.segmenter import CharVocab
     from nlpipe.models.segmenter_numpy import SegmenterInference
 
     model_dir = Path(model_dir)
@@ -314,11 +335,15 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
         if net.emb.shape[0] != len(vocab):
             raise ValueError(f"{net.emb.shape[0]} character embeddings for {len(vocab)} characters")
         threshold = float(hyper.get("threshold", 0.0))
+        spaces = bool(hyper.get("spaces_in_tokens", False))
         rules = None
         if rule_params is not None:
             rules = rule_features(rule_params, punkt)
         if (0 if rules is None else rules.n_values) != (0 if net.rule is None else net.rule.shape[0]):
             raise ValueError("the rule feature's weights and parameters do not go together")
+        if not isinstance(multiwords, dict):
+            raise ValueError("multiwords.json holds no object")
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
-    return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords), rules, threshold)
+    return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords, english=config.get("language") == "en"),
+                            rules, threshold, spaces)

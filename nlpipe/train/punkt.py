@@ -10,7 +10,12 @@ Learns, from the gold tokenization of the training file only:
 - unit suffixes split from numbers (``5pm`` -> ``5 pm``) more often than kept (``5th``);
 - words that close a letter with a comma and end a sentence (``Thanks,`` ``Regards,``);
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
-  often than not.
+  often than not;
+- whether digit groups written with a space (French ``500 000``) are one token more often than not.
+
+Only an English model (``lang`` "en") adds the hand-written English seeds below and keeps the English
+clitic rules of :class:`nlpipe.models.rules_tokenizer.WordTokenizer` (``english`` in words.json);
+a model of any other language holds only what its training data show.
 
 The scores are measured after training (``nlpipe eval tokenize``) and recorded with ``scores``.
 """
@@ -41,6 +46,8 @@ _ABBR_BODY = re.compile(r"\w+(?:\.\w+)*$")
 _NUMBER = re.compile(r"\d[\d.,:]*$")
 _NUMBER_UNIT = re.compile(r"\d[\d.,:]*([^\W\d_]+)$")
 _HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
+_SPACED_NUMBER = re.compile(r"\d{1,3}(?: \d{3})+(?:,\d+)?$")
+_GROUP = re.compile(r"\d{3}(?:,\d+)?$")
 
 
 def paragraphs(sentences: List[Sentence]) -> Iterator[str]:
@@ -68,7 +75,9 @@ def surface(s: Sentence) -> List[Tuple[str, bool, List[str]]]:
     return out
 
 
-def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
+def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str, object]:
+    """The word rules of words.json learned from gold sentences (English seeds only for ``lang`` "en")."""
+    english = lang == "en"
     attached: Counter = Counter()
     detached: Counter = Counter()
     kept: Counter = Counter()
@@ -83,6 +92,7 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
     joined_lengths: Dict[str, List[int]] = {}
     plain: Counter = Counter()
     lengths: Dict[str, List[int]] = {}
+    spaced = [0, 0]   # digit groups written with a space: kept in one token, split into tokens
     for s in sentences:
         toks = surface(s)
         for i, (form, space, pieces) in enumerate(toks):
@@ -109,6 +119,10 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
                 unit_split[nxt[0].lower()] += 1
             if form.islower():
                 lower_seen.add(form)
+            if _SPACED_NUMBER.match(form):
+                spaced[0] += 1
+            if nxt and space and form.isdigit() and len(form) <= 3 and _GROUP.match(nxt[0]):
+                spaced[1] += 1
             if nxt and nxt[0] == "," and form.isalpha():
                 (closer if i + 2 == len(toks) else comma_mid)[low] += 1
             if pieces:
@@ -119,15 +133,31 @@ def learn_words(sentences: List[Sentence]) -> Dict[str, object]:
                 plain[low] += 1
     return {
         "abbreviations": sorted({w for w, n in attached.items() if n > detached[w]}
-                                | {w for w in SEED_ABBREVIATIONS if attached[w] >= detached[w]}),
+                                | {w for w in SEED_ABBREVIATIONS if english and attached[w] >= detached[w]}),
         "hyphen_prefixes": sorted(w for w, n in kept.items()
-                                  if n > split[w] and (n >= 2 or w in KNOWN_PREFIXES)),
+                                  if n > split[w] and (n >= 2 or (english and w in KNOWN_PREFIXES))),
         "splits": {w: lengths[w] for w, n in sorted(mwt.items()) if n >= 3 and n > plain[w]},
         "sentence_closers": sorted(w for w, n in closer.items() 
                                    if n >= 4 and n > 2 * comma_mid[w] and w in lower_seen),
         "units": sorted(w for w, n in unit_split.items() if n >= 2 and n > unit_kept[w]),
         "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
+        "english": english,
+        "spaced_numbers": spaced[0] > spaced[1],
     }
+
+
+def learn(sentences: List[Sentence], lang: str = UNDETERMINED) -> Tuple[Dict[str, Any], Dict[str, list]]:
+    """(word rules, Punkt parameters as JSON) learned from gold sentences."""
+    from nltk.tokenize.punkt import PunktTrainer
+
+    words = learn_words(sentences, lang)
+    trainer = PunktTrainer()
+    for p in paragraphs(sentences):
+        trainer.train(p + "\n\n", finalize=False)
+    trainer.finalize_training()
+    params = trainer.get_params()
+    params.abbrev_types |= set(words["abbreviations"])
+    return words, punkt_to_json(params)
 
 
 def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, lang: str = UNDETERMINED,
@@ -136,19 +166,11 @@ def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, la
     model directory ``out`` (``scores`` measured afterwards, ``{"dev_tokens_f1": 99.5,
     "test_tokens_f1": 99.4, ...}``, are recorded in its config; ``lang``: the training data's
     language code); return what was learned, counted."""
-    from nltk.tokenize.punkt import PunktTrainer
-
     sentences = list(read_file(train_path))
-    words = learn_words(sentences)
-    trainer = PunktTrainer()
-    for p in paragraphs(sentences):
-        trainer.train(p + "\n\n", finalize=False)
-    trainer.finalize_training()
-    params = trainer.get_params()
-    params.abbrev_types |= set(words["abbreviations"])
+    words, punkt = learn(sentences, lang)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for fname, obj in (("punkt.json", punkt_to_json(params)), ("words.json", words)):
+    for fname, obj in (("punkt.json", punkt), ("words.json", words)):
         write_json(out_dir / fname, obj, indent=0, sort_keys=True)
     scores = scores or {}
     dev = {k[4:]: v for k, v in scores.items() if k.startswith("dev_")}
@@ -165,6 +187,7 @@ def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, la
                        "(conll18_ud_eval alignment)"),
     })
     log(f"{out_dir}: {len(words['abbreviations'])} abbreviations, {len(words['hyphen_prefixes'])} "
-        f"hyphen prefixes, {len(words['splits'])} splits, {len(params.abbrev_types)} Punkt abbreviation types")
+        f"hyphen prefixes, {len(words['splits'])} splits, {len(punkt['abbrev_types'])} Punkt abbreviation types")
     return {"model": str(out_dir), "language": lang, "sentences": len(sentences),
-            "punkt_abbreviations": len(params.abbrev_types), **{k: len(v) for k, v in words.items()}}
+            "punkt_abbreviations": len(punkt["abbrev_types"]),
+            **{k: len(v) for k, v in words.items() if k not in ("english", "spaced_numbers")}}

@@ -23,15 +23,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from nlpipe.io.conllu import read_file
+from nlpipe.io.conllu import FORM, read_file
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_config, write_json
 from nlpipe.io.provenance import training_block
 from nlpipe.train.loop import Trainer, seed_everything
 from nlpipe.train.optim import adam
-from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, MultiwordExpander, RuleFeatures, \
-    labelled_paragraphs, learn_multiwords
+from nlpipe.models.multiword import MultiwordExpander, learn_multiwords
+from nlpipe.models.segmenter import IGNORE, INSIDE, N_LABELS, PAD, SPACE, CharVocab, RuleFeatures, labelled_paragraphs
 from nlpipe.models.segmenter_numpy import SegmenterInference
 
 
@@ -108,10 +108,18 @@ def _windows(ids: np.ndarray, bits: np.ndarray, labels: np.ndarray, length: int,
     return padded_ids[idx][keep], padded_bits[idx][keep], w_lab[keep]
 
 
-def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]]]:
-    """(word rules, Punkt parameters or None) of a rule tokenizer model; (None, None) for "none"."""
+def _rule_params(rules: Optional[str], sentences: bool, train_sents: list,
+                 lang: str) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """(word rules, Punkt parameters or None) for the rule feature: "learn" learns them from the
+    training sentences (:func:`nlpipe.train.punkt.learn`), "none" gives (None, None), anything else
+    names a rule tokenizer model of the same language as ``lang``."""
     if rules is None or rules.lower() == "none":
         return None, None
+    if rules.lower() == "learn":
+        from nlpipe.train.punkt import learn
+
+        words, punkt = learn(train_sents, lang)
+        return words, punkt if sentences else None
     from nlpipe.io.model_dir import read_config
     from nlpipe.registry import resolve_model
 
@@ -119,6 +127,9 @@ def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[s
     config = read_config(model_dir, "tokenize")
     if config["arch"] != "punkt-treebank.v1":
         raise NlpipeError(f"--rules {rules}: not a rule tokenizer model (arch {config['arch']})")
+    if config["language"] not in (UNDETERMINED, lang):
+        raise NlpipeError(f"--rules {rules}: a model of language '{config['language']}', not '{lang}' "
+                          f"(--lang); use --rules learn to learn the rules from --train")
     files = config.get("model", {})
     words = read_json(model_dir / files.get("words", "words.json"))
     punkt = read_json(model_dir / files.get("punkt", "punkt.json")) if sentences else None
@@ -126,11 +137,12 @@ def _rule_params(rules: Optional[str], sentences: bool) -> Tuple[Optional[Dict[s
 
 
 def _tokenizer(params: Dict[str, np.ndarray], dilations: Sequence[int], vocab: CharVocab,
-               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float) -> Any:
+               multiwords: Dict[str, Any], rules: Optional[RuleFeatures], threshold: float, lang: str,
+               spaces: bool) -> Any:
     from nlpipe.stages.tokenize import TrainedTokenizer
 
-    return TrainedTokenizer(SegmenterInference(params, dilations), vocab, MultiwordExpander(multiwords), rules,
-                            threshold)
+    return TrainedTokenizer(SegmenterInference(params, dilations), vocab,
+                            MultiwordExpander(multiwords, english=lang == "en"), rules, threshold, spaces)
 
 
 def _dev_scores(tokenizer: Any, dev_sents: list, dev_text: str, dev_path: str) -> Dict[str, float]:
@@ -180,15 +192,27 @@ class SegmenterTrainer(Trainer):
         return _total(scores)
 
 
-def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: int = 32, emb: int = 16,
+# Default epochs: about EPOCH_CHARS training characters in all, between MIN_EPOCHS and MAX_EPOCHS (EWT,
+# ~1M characters: 30; French Sequoia, 266k: 60, which gave dev tokens 99.45 / sentences 88.00 where 30
+# gave 99.28 / 82.44).
+EPOCH_CHARS, MIN_EPOCHS, MAX_EPOCHS = 16_000_000, 30, 60
+
+
+def default_epochs(characters: int) -> int:
+    """Epochs for a training text of ``characters`` characters (see :data:`EPOCH_CHARS`)."""
+    return min(MAX_EPOCHS, max(MIN_EPOCHS, round(EPOCH_CHARS / max(1, characters))))
+
+
+def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None, channels: int = 32, emb: int = 16,
           dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
-          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "tokenize-rules-ewt",
+          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "learn",
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``;
-    ``lang`` is the training data's language code, recorded in the model."""
+    ``lang`` is the training data's language code, recorded in the model; ``epochs`` None: by the size
+    of the training text (:func:`default_epochs`)."""
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
@@ -211,18 +235,22 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
         raise NlpipeError(str(e)) from None
     dev_text = raw_text(dev_sents)
     vocab = CharVocab.build((p for p, _ in paragraphs), min_char)
-    multiwords = learn_multiwords(train_sents)
-    rule_params, punkt_params = _rule_params(rules, rule_sentences)
+    if epochs is None:
+        epochs = default_epochs(sum(len(p) for p, _ in paragraphs))
+    multiwords = learn_multiwords(train_sents, dev_sents, english=lang == "en")
+    # tokens with a space inside (French "500 000"): a space may then lie inside a token
+    spaces = any(" " in tok[FORM] for sent in train_sents for tok in sent.tokens)
+    rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
     ids, bits, labels = _stream(paragraphs, vocab, word_rules, max(dil), join, rng)
     log(f"train tokenize: {len(paragraphs)} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
-        f"{len(multiwords)} multiword forms; receptive field {radius} each side")
+        f"{sum(1 for w in multiwords['table'].values() if w)} multiword forms; receptive field {radius} each side")
 
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
     opt = adam(model.parameters(), lr=lr)
 
     def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
-        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0), dev_sents, dev_text, dev_path)
+        return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang, spaces), dev_sents, dev_text, dev_path)
 
     trainer = SegmenterTrainer(model, (ids, bits, labels), length, radius, batch, scores_of)
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
@@ -235,7 +263,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
     # sentence threshold: sentence-end score minus token-end score
     threshold = 0.0
     for t in [x / 4 for x in range(-8, 13) if x]:
-        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t), dev_sents, dev_text, dev_path)
+        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t, lang, spaces), dev_sents, dev_text, dev_path)
         if _total(s) > _total(dev):
             threshold, dev = t, s
     log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
@@ -257,6 +285,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: int = 30, channels: 
         "arch": "char-segmenter.v1",
         "language": lang,
         "model": {"emb": emb, "channels": channels, "dilations": dil, "threshold": threshold,
+                  "spaces_in_tokens": spaces,
                   "weights": WEIGHTS, "chars": CHARS, "multiwords": MULTIWORDS,
                   "rules": RULES if rule_params is not None else None,
                   "punkt": PUNKT if punkt_params is not None else None},
