@@ -18,6 +18,7 @@ SHARED = {
     "--device": (("--device",), "cpu"),
     "--seed": (("--seed",), 1),
     "--threads": (("--threads",), 1),
+    "--vectors": (("--vectors",), None),
     "--glove-top": (("--glove-top",), 40000),
     "--glove-words": (("--glove-words",), None),
     "--glove-vectors": (("--glove-vectors",), None),
@@ -108,6 +109,7 @@ def test_shared_options_are_where_they_belong():
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--max-minutes"]
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--threads"]
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--glove-top"]
+    assert {"train pos", "train parse", "train ner", "train srl"} <= where["--vectors"]
     assert {"pos", "parse", "ner", "annotate", "eval", "train parse", "train ner"} <= where["--device"]
 
 

@@ -20,6 +20,7 @@ from nlpipe.models import biaffine as B
 from nlpipe.stages import parse as P
 from nlpipe.train import biaffine as B
 from nlpipe.train import transition as T
+from nlpipe.train.vectors import Vectors
 
 TREEBANK = """\
 # sent_id = a
@@ -67,7 +68,8 @@ INPUT = """\
 
 TINY = {"word_dim": 8, "shape_dim": 2, "affix_dim": 8, "tag_dim": 4, "hidden": 8, "layers": 2,
         "arc_dim": 8, "rel_dim": 4, "dropout": 0.0, "word_dropout": 0.0, "tag_dropout": 0.0}
-GLOVE = (["the", "dog", "cat", "."], np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32))
+VECTORS = Vectors(["the", "dog", "cat", "."], np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32),
+                  {"name": "hand-made"})
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def model_dir(tmp_path_factory) -> Path:
     (d / "train.conllu").write_text(TREEBANK, encoding="utf-8")
     log = io.StringIO()
     result = B.train(str(d / "train.conllu"), str(d / "train.conllu"), str(d / "model"), epochs=40,
-                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, threads=1, hyper=TINY, glove=GLOVE, log=log)
+                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, threads=1, hyper=TINY, vectors=VECTORS, log=log)
     assert result["history"] and "epoch" in log.getvalue()
     return d / "model"
 
@@ -272,8 +274,9 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     biaffine, biaffine_given, transition, transition_given = calls
     # only the shared options reach train(); its own defaults (60 epochs, lr 2e-3, 85 minutes, batches
     # of 1000 tokens, decay 0.93, ema 0.999) apply to the rest
-    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "glove_words_file": None, "glove_top": 40000,
-                        "pos_source": "as in the training file", "init": None, "glove": None}
+    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "vectors": None, "glove_words_file": None,
+                        "glove_vectors_file": None, "glove_top": 40000, "pos_source": "as in the training file",
+                        "init": None}
     assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
     assert (transition.epochs, transition.lr, transition.min_count, transition.margin, transition.seed) == \
         (8, 0.02, 6, 1.0, 1)
