@@ -78,7 +78,8 @@ def model_dir(tmp_path_factory) -> Path:
     (d / "train.conllu").write_text(TREEBANK, encoding="utf-8")
     log = io.StringIO()
     result = B.train(str(d / "train.conllu"), str(d / "train.conllu"), str(d / "model"), epochs=40,
-                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, threads=1, hyper=TINY, vectors=VECTORS, log=log)
+                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, patience=None, threads=1, hyper=TINY, vectors=VECTORS,
+                     log=log)
     assert result["history"] and "epoch" in log.getvalue()
     return d / "model"
 
@@ -261,8 +262,9 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
 
     # the defaults a user gets when not giving the options (biaffine: train()'s; transition: TrainOptions')
     own = {k: v.default for k, v in inspect.signature(B.train).parameters.items()}
-    assert {k: own[k] for k in ("epochs", "lr", "max_minutes", "batch_tokens", "decay", "ema")} == \
-        {"epochs": 60, "lr": 2e-3, "max_minutes": 85.0, "batch_tokens": 1000, "decay": 0.93, "ema": 0.999}
+    assert {k: own[k] for k in ("epochs", "lr", "max_minutes", "batch_tokens", "decay", "ema", "patience")} == \
+        {"epochs": 100, "lr": 2e-3, "max_minutes": 85.0, "batch_tokens": 1000, "decay": 0.93, "ema": 0.999,
+         "patience": 10}
     calls = []
     done = {"best": {"uas": 0.0, "las": 0.0, "epoch": 1}, "minutes": 0.0}
     monkeypatch.setattr(B, "train", lambda *a, **kw: calls.append(kw) or done)
@@ -272,8 +274,8 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
                  base + ["--parser", "transition"], base + ["--parser", "transition", "--epochs", "3", "--lr", "0.1"]):
         assert CliRunner().invoke(train_parse, args).exit_code == 0
     biaffine, biaffine_given, transition, transition_given = calls
-    # only the shared options reach train(); its own defaults (60 epochs, lr 2e-3, 85 minutes, batches
-    # of 1000 tokens, decay 0.93, ema 0.999) apply to the rest
+    # only the shared options reach train(); its own defaults (100 epochs, lr 2e-3, 85 minutes, batches
+    # of 1000 tokens, decay 0.93, ema 0.999, patience 10) apply to the rest
     assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "vectors": None, "glove_words_file": None,
                         "glove_vectors_file": None, "glove_top": 40000, "pos_source": "as in the training file",
                         "init": None}

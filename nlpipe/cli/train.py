@@ -238,7 +238,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @O.train_file("CoNLL-U with gold trees; POS as the parser will see them (jack-knifed predicted tags)")
 @O.dev_file("CoNLL-U, for model selection")
 @O.OUT_DIR
-@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: biaffine 60, "
+@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: biaffine 100, "
                                                          "transition 8).")
 @click.option("--lr", type=float, default=None, help="Learning rate (default: biaffine 2e-3 (Adam), "
                                                        "transition 0.02 (AdaGrad)).")
@@ -247,7 +247,10 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @click.option("--decay", type=float, default=None, help="Biaffine: learning-rate factor per epoch (default 0.93).")
 @click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=None,
               help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
-                   "per batch (0: the trained weights; default 0.999).")
+                   "per batch, less over the first batches: (1 + t) / (10 + t) at batch t (0: the trained "
+                   "weights; default 0.999).")
+@click.option("--patience", type=click.IntRange(min=1), default=None,
+              help="Biaffine: stop after this many epochs without a better dev LAS (default 10).")
 @click.option("--hidden", type=int, default=None, help="Biaffine: BiLSTM units per direction (default 200).")
 @click.option("--layers", type=int, default=None, help="Biaffine: BiLSTM layers (default 3).")
 @O.init_model("Biaffine: continue training model M0 (e.g. on jack-knifed tags; its word vectors).")
@@ -289,7 +292,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @O.AS_JSON
 def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: Optional[int], lr: Optional[float],
                 max_minutes: Optional[float], batch_tokens: Optional[int], decay: Optional[float],
-                ema: Optional[float], hidden: Optional[int], layers: Optional[int], init: Optional[str],
+                ema: Optional[float], patience: Optional[int], hidden: Optional[int], layers: Optional[int], init: Optional[str],
                 vectors: Optional[str], glove_words: Optional[str], glove_vectors: Optional[str], glove_top: int, mode: str,
                 train_margin: float, l2: float, average_every: int, min_count: int, explore: float,
                 explore_from: int, margin: Optional[float], checkpoints: Optional[str],
@@ -312,7 +315,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
                                 glove_top=glove_top, pos_source=pos_source, init=init,
                                 **({"hyper": hyper} if hyper else {}),
                                 **O.given(max_minutes=max_minutes, batch_tokens=batch_tokens, decay=decay,
-                                          ema=ema, lang=lang),
+                                          ema=ema, patience=patience, lang=lang),
                                 **given)
     best = result["best"]
     echo_result(result, f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "

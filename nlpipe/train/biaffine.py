@@ -79,12 +79,12 @@ class BiaffineTrainer(Trainer):
         self.model.save(self.out, training, self.lang)
 
 
-def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_minutes: float = 85.0,
+def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_minutes: float = 85.0,
           batch_tokens: int = 1000, lr: float = 2e-3, decay: float = 0.93, seed: int = 1, threads: int = 2,
           device: str = "cpu", vectors: Union[str, Vectors, None] = None, glove_words_file: Optional[str] = None,
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
-          init: Optional[str] = None, ema: float = 0.999, log: IO[str] = sys.stderr,
+          init: Optional[str] = None, ema: float = 0.999, patience: Optional[int] = 10, log: IO[str] = sys.stderr,
           lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
@@ -93,8 +93,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
     ``lang``, none otherwise); the word embeddings take their size. ``init`` continues training an
     existing model (its vocabularies, hyper-parameters and vectors), e.g. on jack-knifed POS tags
     after training on gold ones. With ``ema`` in (0, 1) the weights evaluated on dev and saved are an
-    exponential moving average of the trained ones (decay ``ema`` per batch). ``lang`` is the
-    training data's language code, recorded in the model.
+    exponential moving average of the trained ones (decay ``ema`` per batch, less over the first
+    batches of a model trained from scratch: see :class:`~nlpipe.nn.weights.WeightAverage`). Training stops after ``epochs``, after
+    ``patience`` epochs without a better dev LAS (None: never), or before passing ``max_minutes``,
+    whichever comes first: a small treebank's epochs are short and its dev LAS decides, a large
+    one's time budget. ``lang`` is the training data's language code, recorded in the model.
     """
     import torch
 
@@ -133,9 +136,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
     say(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} with vectors), "
         f"{len(vocab['rels'])} labels, {n_params} parameters")
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
+    warmup = bool(ema) and init is None   # the average forgets random weights fast, not a trained model's
     training = training_block({"train": train_path, "dev": dev_path}, {}, seed=seed, init=init, pos=pos_source,
-                              ema=ema or None, vectors=source)
+                              ema=ema or None, ema_warmup=warmup or None, vectors=source)
     trainer = BiaffineTrainer(model, train_ex, dev_sents, batch_tokens, Path(out_dir), training, start, lang)
-    run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, max_minutes=max_minutes, start=start,
+    run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=warmup, patience=patience,
+                      max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
     return {"best": run.best, "minutes": round(run.minutes, 1), "history": run.history, "model": str(out_dir)}
