@@ -258,3 +258,59 @@ def test_biaffine_without_xpos_writes_heads_and_keeps_blank_columns(tmp_path):
     out = list(stage.annotate(parse_string(NO_XPOS)))
     assert all(w[XPOS] == "_" for s in out for w in s.words)
     assert [r[:6] for s in out for r in s.rows] == [r[:6] for s in parse_string(NO_XPOS) for r in s.rows]
+
+
+# --- NER and LISA -----------------------------------------------------------------------------
+
+NER_DATA = Path(__file__).resolve().parent / "fixtures" / "ner" / "tiny.conll"
+SIX = "2 6\nlisbon 1 2 3 4 5 6\nmadrid 6 5 4 3 2 1\n"
+
+
+def test_ner_with_a_vectors_file_keeps_its_rows_and_size(tmp_path):
+    from nlpipe.cli.train import train_ner
+
+    path = write(tmp_path / "v.txt", SIX)
+    out = tmp_path / "m"
+    r = CliRunner().invoke(train_ner, ["--train", str(NER_DATA), "--dev", str(NER_DATA), "--out", str(out),
+                                       "--epochs", "1", "--width", "8", "--blocks", "1", "--freeze-words",
+                                       "--vectors", path])
+    assert r.exit_code == 0, r.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["word_dim"] == 6 and config["training"]["vectors"]["path"] == path
+    words = (out / "words.txt").read_text(encoding="utf-8").split("\n")
+    assert "madrid" in words                     # a word of the vectors only
+    with np.load(out / "weights.npz") as z:
+        np.testing.assert_allclose(z["emb.words.weight"][words.index("lisbon")], [1, 2, 3, 4, 5, 6], atol=1e-2)
+
+
+def test_ner_without_vectors_knows_only_its_training_words(tmp_path):
+    from nlpipe.cli.train import train_ner
+
+    out = tmp_path / "m"
+    r = CliRunner().invoke(train_ner, ["--train", str(NER_DATA), "--dev", str(NER_DATA), "--out", str(out),
+                                       "--epochs", "1", "--width", "8", "--blocks", "1", "--lang", "pt"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "config.json").read_text())["training"]["vectors"] is None
+    # the fixture's words, by key (lower-cased, digits as 0)
+    training = {".", "0000", "acme", "bank", "lisbon", "lopez", "maria", "monday", "oslo", "the", "tom", "and",
+                "flew", "hired", "in", "on", "shares", "sold", "to", "visited"}
+    words = set((out / "words.txt").read_text(encoding="utf-8").split("\n")) - {"", "<pad>", "<unk>"}
+    assert words == training
+
+
+def test_lisa_with_a_vectors_file_and_without(tmp_path):
+    from nlpipe.cli.train import train_srl
+
+    srl_train = str(Path(__file__).resolve().parent / "fixtures" / "srl" / "train.conllu")
+    path = write(tmp_path / "v.txt", "1 4\ncat 1 1 1 1\n")
+    for name, args in (("with", ["--vectors", path]), ("without", ["--vectors", "none"])):
+        out = tmp_path / name
+        r = CliRunner().invoke(train_srl, ["--train", srl_train, "--dev", srl_train, "--out", str(out),
+                                           "--epochs", "1", "--layers", "2", "--d-model", "16", "--heads", "2",
+                                           *args])
+        assert r.exit_code == 0, r.output
+        config = json.loads((out / "config.json").read_text())
+        if name == "with":
+            assert config["model"]["word_dim"] == 4 and config["training"]["vectors"]["path"] == path
+        else:
+            assert config["model"]["word_dim"] == 50 and config["training"]["vectors"] is None
