@@ -247,8 +247,8 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @click.option("--decay", type=float, default=None, help="Biaffine: learning-rate factor per epoch (default 0.93).")
 @click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=None,
               help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
-                   "per batch, less over the first batches: (1 + t) / (10 + t) at batch t (0: the trained "
-                   "weights; default 0.999).")
+                   "per batch, from scratch at most (1 + t) / (10 + t) at batch t (0: the trained weights; "
+                   "default 0.999).")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
               help="Biaffine: stop after this many epochs without a better dev LAS (default 10).")
 @click.option("--hidden", type=int, default=None, help="Biaffine: BiLSTM units per direction (default 200).")
