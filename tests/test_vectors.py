@@ -27,11 +27,11 @@ WORD2VEC = "4 3\nle 0.1 0.2 0.3\nchat -1 0 1\nChien 2 2 2\n2024 0.5 0.5 0.5\n"
 # GloVe text: no first line; the word "New York" holds a space
 GLOVE = "le 0.1 0.2 0.3\nchat -1 0 1\nNew York 1 1 1\n"
 
-# A made-up treebank without XPOS (and mostly without LEMMA and FEATS), with two multiword tokens.
+# A made-up treebank without XPOS, LEMMA and FEATS, with two multiword tokens.
 NO_XPOS = """\
 # sent_id = f1
 # text = Le chat dort.
-1\tLe\tle\tDET\t_\tDefinite=Def\t2\tdet\t_\t_
+1\tLe\t_\tDET\t_\t_\t2\tdet\t_\t_
 2\tchat\t_\tNOUN\t_\t_\t3\tnsubj\t_\t_
 3\tdort\t_\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
 4\t.\t_\tPUNCT\t_\t_\t3\tpunct\t_\t_
