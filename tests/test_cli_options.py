@@ -18,6 +18,7 @@ SHARED = {
     "--device": (("--device",), "cpu"),
     "--seed": (("--seed",), 1),
     "--threads": (("--threads",), 1),
+    "--vectors": (("--vectors",), None),
     "--glove-top": (("--glove-top",), 40000),
     "--glove-words": (("--glove-words",), None),
     "--glove-vectors": (("--glove-vectors",), None),
@@ -32,7 +33,7 @@ SHARED = {
 # A model's hyper-parameters: the same name means the same thing in each trainer, but the best value
 # depends on the model, so each trainer keeps its own default.
 PER_MODEL = {"--epochs", "--lr", "--batch-tokens", "--hidden", "--layers", "--dilations", "--ema", "--mode",
-             "--min-count", "--l2"}
+             "--min-count", "--l2", "--patience"}
 # Spellings that were merged into one: none may come back.
 RETIRED = {"--time-limit": "--max-minutes", "--ema-decay": "--ema", "--run-margin": "--margin",
            "--run-checkpoints": "--checkpoints", "--clusters-path": "--cluster-table"}
@@ -108,6 +109,7 @@ def test_shared_options_are_where_they_belong():
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--max-minutes"]
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--threads"]
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--glove-top"]
+    assert {"train pos", "train parse", "train ner", "train srl"} <= where["--vectors"]
     assert {"pos", "parse", "ner", "annotate", "eval", "train parse", "train ner"} <= where["--device"]
 
 

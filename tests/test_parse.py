@@ -20,6 +20,7 @@ from nlpipe.models import biaffine as B
 from nlpipe.stages import parse as P
 from nlpipe.train import biaffine as B
 from nlpipe.train import transition as T
+from nlpipe.train.vectors import Vectors
 
 TREEBANK = """\
 # sent_id = a
@@ -67,7 +68,8 @@ INPUT = """\
 
 TINY = {"word_dim": 8, "shape_dim": 2, "affix_dim": 8, "tag_dim": 4, "hidden": 8, "layers": 2,
         "arc_dim": 8, "rel_dim": 4, "dropout": 0.0, "word_dropout": 0.0, "tag_dropout": 0.0}
-GLOVE = (["the", "dog", "cat", "."], np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32))
+VECTORS = Vectors(["the", "dog", "cat", "."], np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32),
+                  {"name": "hand-made"})
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,8 @@ def model_dir(tmp_path_factory) -> Path:
     (d / "train.conllu").write_text(TREEBANK, encoding="utf-8")
     log = io.StringIO()
     result = B.train(str(d / "train.conllu"), str(d / "train.conllu"), str(d / "model"), epochs=40,
-                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, threads=1, hyper=TINY, glove=GLOVE, log=log)
+                     batch_tokens=8, lr=1e-2, decay=1.0, ema=0.0, patience=None, threads=1, hyper=TINY, vectors=VECTORS,
+                     log=log)
     assert result["history"] and "epoch" in log.getvalue()
     return d / "model"
 
@@ -259,8 +262,9 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
 
     # the defaults a user gets when not giving the options (biaffine: train()'s; transition: TrainOptions')
     own = {k: v.default for k, v in inspect.signature(B.train).parameters.items()}
-    assert {k: own[k] for k in ("epochs", "lr", "max_minutes", "batch_tokens", "decay", "ema")} == \
-        {"epochs": 60, "lr": 2e-3, "max_minutes": 85.0, "batch_tokens": 1000, "decay": 0.93, "ema": 0.999}
+    assert {k: own[k] for k in ("epochs", "lr", "max_minutes", "batch_tokens", "decay", "ema", "patience")} == \
+        {"epochs": 100, "lr": 2e-3, "max_minutes": 85.0, "batch_tokens": 1000, "decay": 0.93, "ema": 0.999,
+         "patience": 10}
     calls = []
     done = {"best": {"uas": 0.0, "las": 0.0, "epoch": 1}, "minutes": 0.0}
     monkeypatch.setattr(B, "train", lambda *a, **kw: calls.append(kw) or done)
@@ -270,10 +274,11 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
                  base + ["--parser", "transition"], base + ["--parser", "transition", "--epochs", "3", "--lr", "0.1"]):
         assert CliRunner().invoke(train_parse, args).exit_code == 0
     biaffine, biaffine_given, transition, transition_given = calls
-    # only the shared options reach train(); its own defaults (60 epochs, lr 2e-3, 85 minutes, batches
-    # of 1000 tokens, decay 0.93, ema 0.999) apply to the rest
-    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "glove_words_file": None, "glove_top": 40000,
-                        "pos_source": "as in the training file", "init": None, "glove": None}
+    # only the shared options reach train(); its own defaults (100 epochs, lr 2e-3, 85 minutes, batches
+    # of 1000 tokens, decay 0.93, ema 0.999, patience 10) apply to the rest
+    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "vectors": None, "glove_words_file": None,
+                        "glove_vectors_file": None, "glove_top": 40000, "pos_source": "as in the training file",
+                        "init": None}
     assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
     assert (transition.epochs, transition.lr, transition.min_count, transition.margin, transition.seed) == \
         (8, 0.02, 6, 1.0, 1)

@@ -85,6 +85,24 @@ def test_the_moving_average_is_scored_and_kept():
     assert run.best_epoch == 1 and t.weight() == -0.5
 
 
+def test_the_warmed_up_average_leaves_the_initial_weights_behind_sooner():
+    # decay of step t: min(0.999, (1 + t) / (10 + t)) = 2/11, then 3/12
+    # average: 2/11 * 0 + 9/11 * -1 = -9/11, then 3/12 * -9/11 + 9/12 * -2 = -75/44
+    t = OneWeight([2.0, 1.0])
+    fit(t, 2, ema=0.999, ema_warmup=True)
+    assert t.seen == pytest.approx([-9 / 11, -75 / 44])
+
+
+def test_the_warm_up_ends_at_the_decay_asked_for():
+    from nlpipe.nn.weights import WeightAverage
+
+    average = WeightAverage(torch.nn.Linear(1, 1), 0.999, warmup=True)
+    average.steps = 20000           # (1 + t) / (10 + t) > 0.999 from t = 8991 on
+    assert average.step_decay() == 0.999
+    average.steps = 89              # t = 90: 91 / 100
+    assert average.step_decay() == pytest.approx(0.91)
+
+
 def test_step_lr_sets_the_learning_rate_of_every_step():
     t = OneWeight([])
     fit(t, 3, step_lr=lambda step: float(step))        # -1, then -2, then -3

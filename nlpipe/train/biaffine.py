@@ -1,4 +1,4 @@
-"""`nlpipe train parse` (biaffine): vocabularies, GloVe initialisation, the per-batch loss and the
+"""`nlpipe train parse` (biaffine): vocabularies, word-vector initialisation, the per-batch loss and the
 dev scorer of :class:`~nlpipe.models.biaffine.BiaffineModel`; the loop is :class:`nlpipe.train.loop.Trainer`.
 
 Adam with an exponential learning-rate decay per epoch, gradient clipping, a moving average of the
@@ -11,7 +11,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, IO, List, Optional, Sequence, Tuple
+from typing import Any, Dict, IO, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -23,17 +23,18 @@ from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example, read_treebank
 from nlpipe.stages.parse import ParseStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
-from nlpipe.train.vectors import embeddings, load_glove, vocabulary
+from nlpipe.train.vectors import Vectors, embeddings, load_vectors, parts, record, vocabulary
 
 
-def build_vocab(train: Sequence[Example], glove_words: Sequence[str], glove_top: int, min_affix: int = 2
+def build_vocab(train: Sequence[Example], vector_words: Sequence[str], glove_top: int, min_affix: int = 2
                 ) -> Dict[str, List[str]]:
-    """Vocabularies: training words plus the ``glove_top`` most frequent GloVe words (by word key)."""
+    """Vocabularies: training words plus the ``glove_top`` most frequent words of the word vectors
+    (by word key; none without vectors)."""
     from nlpipe.nn.parser_encoder import affix_keys
 
     affixes = Counter(a for e in train for f in e.forms for a in affix_keys(f))
     return {
-        "words": vocabulary((f for e in train for f in e.forms), glove_words, glove_top),
+        "words": vocabulary((f for e in train for f in e.forms), vector_words, glove_top),
         "affixes": sorted(a for a, c in affixes.items() if c >= min_affix),
         "upos": sorted({t for e in train for t in e.upos}),
         "xpos": sorted({t for e in train for t in e.xpos}),
@@ -78,20 +79,25 @@ class BiaffineTrainer(Trainer):
         self.model.save(self.out, training, self.lang)
 
 
-def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_minutes: float = 85.0,
+def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_minutes: float = 85.0,
           batch_tokens: int = 1000, lr: float = 2e-3, decay: float = 0.93, seed: int = 1, threads: int = 2,
-          device: str = "cpu", glove_words_file: Optional[str] = None, glove_top: int = 40000,
+          device: str = "cpu", vectors: Union[str, Vectors, None] = None, glove_words_file: Optional[str] = None,
+          glove_vectors_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
-          glove: Optional[Tuple[Sequence[str], np.ndarray]] = None, init: Optional[str] = None,
-          ema: float = 0.999, log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
+          init: Optional[str] = None, ema: float = 0.999, patience: Optional[int] = 10, log: IO[str] = sys.stderr,
+          lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
-    ``glove`` gives ``(words, vectors)`` directly; by default they come from
-    :func:`~nlpipe.train.vectors.load_glove`. ``init`` continues training an existing model (its
-    vocabularies and hyper-parameters), e.g. on jack-knifed POS tags after training on gold ones.
-    With ``ema`` in (0, 1) the weights evaluated on dev and saved are an exponential moving average
-    of the trained ones (decay ``ema`` per batch). ``lang`` is the training data's language code,
-    recorded in the model.
+    ``vectors``, ``glove_words_file``, ``glove_vectors_file``: the word vectors, as
+    :func:`~nlpipe.train.vectors.load_vectors` takes them (default: GloVe 6B 50d for English
+    ``lang``, none otherwise); the word embeddings take their size. ``init`` continues training an
+    existing model (its vocabularies, hyper-parameters and vectors), e.g. on jack-knifed POS tags
+    after training on gold ones. With ``ema`` in (0, 1) the weights evaluated on dev and saved are an
+    exponential moving average of the trained ones (decay ``ema`` per batch, less over the first
+    batches of a model trained from scratch: see :class:`~nlpipe.nn.weights.WeightAverage`). Training stops after ``epochs``, after
+    ``patience`` epochs without a better dev LAS (None: never), or before passing ``max_minutes``,
+    whichever comes first: a small treebank's epochs are short and its dev LAS decides, a large
+    one's time budget. ``lang`` is the training data's language code, recorded in the model.
     """
     import torch
 
@@ -109,24 +115,32 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 60, max_mi
         if s.words:
             _example(s, dev_path, True)
     if init is not None:
-        model = BiaffineModel.load(Path(init), read_config(Path(init), "parse"), resolve_device(device))
-        vocab, hits = model.vocab, -1
+        config = read_config(Path(init), "parse")
+        model = BiaffineModel.load(Path(init), config, resolve_device(device))
+        vocab, hits, source = model.vocab, -1, config.get("training", {}).get("vectors")
     else:
-        glove_words, vectors = glove if glove is not None else load_glove(glove_words_file)
-        vocab = build_vocab(train_ex, glove_words, glove_top)
-        model = BiaffineModel(vocab, dict(DEFAULT_HYPER, **(hyper or {})), resolve_device(device))
-        emb = model.net.encoder.tokens.words
-        init_vectors, hits = embeddings(model.words.entries, glove_words, vectors, emb.weight.shape[1])
+        vecs = load_vectors(vectors, lang, (f for e in train_ex for f in e.forms), glove_top, glove_words_file,
+                            glove_vectors_file, say)
+        hyper = dict(DEFAULT_HYPER, **(hyper or {}))
+        if vecs is not None:
+            hyper["word_dim"] = vecs.dim
+        vector_words, matrix = parts(vecs, hyper["word_dim"])
+        vocab = build_vocab(train_ex, vector_words, glove_top)
+        model = BiaffineModel(vocab, hyper, resolve_device(device))
+        init_vectors, hits = embeddings(model.words.entries, vector_words, matrix, hyper["word_dim"])
         with torch.no_grad():
-            emb.weight.copy_(torch.from_numpy(init_vectors))
-        del vectors
+            model.net.encoder.tokens.words.weight.copy_(torch.from_numpy(init_vectors))
+        source = record(vecs, top=glove_top)
+        del vecs, matrix
     n_params = sum(p.numel() for p in model.net.parameters())
-    say(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} in GloVe), "
+    say(f"parse: {len(train_ex)} training sentences, {len(vocab['words'])} words ({hits} with vectors), "
         f"{len(vocab['rels'])} labels, {n_params} parameters")
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
+    warmup = bool(ema) and init is None   # the average forgets random weights fast, not a trained model's
     training = training_block({"train": train_path, "dev": dev_path}, {}, seed=seed, init=init, pos=pos_source,
-                              ema=ema or None)
+                              ema=ema or None, ema_warmup=warmup or None, vectors=source)
     trainer = BiaffineTrainer(model, train_ex, dev_sents, batch_tokens, Path(out_dir), training, start, lang)
-    run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, max_minutes=max_minutes, start=start,
+    run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=warmup, patience=patience,
+                      max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
     return {"best": run.best, "minutes": round(run.minutes, 1), "history": run.history, "model": str(out_dir)}

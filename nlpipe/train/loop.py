@@ -141,14 +141,16 @@ class Trainer:
         save the model at once); ``steps``: optimizer steps so far."""
 
     def fit(self, opt: Any, epochs: int, rng: random.Random, log: Log, *, clip: Optional[float] = None,
-            ema: float = 0.0, scheduler: Any = None, step_lr: Optional[Callable[[int], float]] = None,
+            ema: float = 0.0, ema_warmup: bool = False, scheduler: Any = None,
+            step_lr: Optional[Callable[[int], float]] = None,
             patience: Optional[int] = None, max_minutes: Optional[float] = None,
             start: Optional[float] = None) -> Selection:
         """Train :attr:`net` with ``opt`` for at most ``epochs`` epochs; leave in it the weights of the
         best dev epoch and return the run's :class:`Selection` (best scores, history).
 
         ``clip``: gradient-norm clipping; ``ema`` in (0, 1): the weights scored on dev and kept are a
-        moving average of the trained ones (decay ``ema`` per step); ``scheduler``: a torch
+        moving average of the trained ones (decay ``ema`` per step; ``ema_warmup``: a smaller decay over
+        the first steps, see :class:`~nlpipe.nn.weights.WeightAverage`); ``scheduler``: a torch
         learning-rate scheduler stepped after every epoch; ``step_lr(step)``: the learning rate of
         optimizer step ``step`` (1-based) instead; ``patience``, ``max_minutes``, ``start``: see
         :class:`Selection`. Dev scoring never draws from torch's generator, so it leaves the
@@ -157,7 +159,7 @@ class Trainer:
         import torch
 
         net = self.net
-        average = WeightAverage(net, ema) if ema else None
+        average = WeightAverage(net, ema, ema_warmup) if ema else None
         run = Selection(self.name, self.key, epochs, log, self.shown, patience, max_minutes, start, self.value)
         best_state: Optional[Dict[str, Any]] = None
         step = 0

@@ -32,7 +32,7 @@ from nlpipe.stages.ner import NERStage
 from nlpipe.train.loop import Trainer, seed_everything
 from nlpipe.train.optim import adam
 from nlpipe.train.tagger import Sequence_, gold_sentences, make_sequences, span_f1, tensorize
-from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary
+from nlpipe.train.vectors import embeddings, load_vectors, parts, record, vocabulary
 
 Sent = Tuple[List[str], List[str], bool]
 
@@ -104,9 +104,11 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
           lr: Optional[float], batch_tokens: int, glove_top: int, glove_words: Optional[str], glove_vectors: Optional[str], seed: int,
           time_limit: Optional[float], threads: Optional[int], word_dropout: Optional[float] = None,
           freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2,
-          lang: str = UNDETERMINED) -> Dict[str, Any]:
+          lang: str = UNDETERMINED, vectors: Optional[str] = None) -> Dict[str, Any]:
     """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``.
-    ``lang``: the training data's language code, recorded in the model."""
+    ``lang``: the training data's language code, recorded in the model; ``vectors``,
+    ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
+    takes them (default: GloVe 6B 50d for English, none otherwise)."""
     start = time.time()
     seed_everything(seed, threads)
     dev_name = resolve_device(device)
@@ -132,15 +134,19 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     if dilations:
         hp["dilations"] = [int(d) for d in dilations.split(",")]
     lr = lr if lr is not None else (5e-4 if arch == "idcnn" else 1e-3)
-    g_words, g_vectors = load_glove(glove_words, glove_vectors)
+    vecs = load_vectors(vectors, lang, (w for words, _, _ in train_s for w in words), glove_top, glove_words,
+                        glove_vectors, log)
+    if vecs is not None:
+        hp["word_dim"] = vecs.dim
+    g_words, g_vectors = parts(vecs, hp["word_dim"])
     vocab = word_vocab(vocabulary((w for words, _, _ in train_s for w in words), g_words, glove_top, by_frequency=True))
-    vectors, known = embeddings(vocab.entries, g_words, g_vectors, hp["word_dim"], seed)
+    init_vectors, known = embeddings(vocab.entries, g_words, g_vectors, hp["word_dim"], seed)
     affixes = AffixVocab(build_affixes(train_s, min_affix)) if affix_dim > 0 else None
     log(f"ner: {arch}{'-crf' if crf else ''} {context}; {len(train_s)} train / {len(dev_s)} dev sentences; "
-        f"vocab {len(vocab)} ({known} with GloVe); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
+        f"vocab {len(vocab)} ({known} with vectors); {len(affixes) if affixes else 0} affixes; labels {len(labels)}; device {dev_name}")
     document = context == "document"
     train_q, dev_q = make_sequences(train_s, document), make_sequences(dev_s, document)
-    model = NeuralTagger(hp, len(vocab), labels, vectors, n_affixes=len(affixes) if affixes else 0)
+    model = NeuralTagger(hp, len(vocab), labels, init_vectors, n_affixes=len(affixes) if affixes else 0)
     model.to(tdev)
     # seeded again once the model is built: batch order and dropout do not depend on how many draws
     # its initialisation took (as NER models have always been trained)
@@ -154,7 +160,7 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     save(Path(out), model, vocab, affixes, hp, labels, lang,
          training_block({"train": train_file, "dev": dev_file}, {"f1": best["dev_f1"]}, seed=seed,
                         epochs=best["epoch"], lr=lr, batch_tokens=batch_tokens,
-                        glove=f"{GLOVE}: training words + {glove_top} most frequent",
+                        vectors=record(vecs, top=glove_top),
                         seconds=best["seconds"]))
     if test_file:
         from nlpipe.io.model_dir import read_config

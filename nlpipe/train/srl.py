@@ -1,4 +1,4 @@
-"""`nlpipe train srl`: vocabularies, GloVe initialisation, the per-batch loss and the dev scorer of
+"""`nlpipe train srl`: vocabularies, word-vector initialisation, the per-batch loss and the dev scorer of
 LISA / SA (torch); the loop is :class:`nlpipe.train.loop.Trainer`.
 
 Adam with linear warm-up then inverse square-root decay, gradient clipping, length-bucketed
@@ -23,7 +23,7 @@ from nlpipe.models.lisa import Example, LisaModel, example
 from nlpipe.stages.srl import SrlStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.optim import adam
-from nlpipe.train.vectors import GLOVE, embeddings, load_glove, vocabulary
+from nlpipe.train.vectors import embeddings, load_vectors, parts, record, vocabulary
 
 
 def read_gold(path: str, max_len: int) -> List[Sentence]:
@@ -31,16 +31,8 @@ def read_gold(path: str, max_len: int) -> List[Sentence]:
     return [s for s in read_file(path) if s.words and len(s.words) <= max_len]
 
 
-def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: int) -> Dict[str, Any]:
-    """Word keys (training words, then frequent GloVe words), label sets and sense tables."""
-    from nlpipe.nn.features import word_key
-
-    words: Dict[str, None] = {}
-    for e in examples:
-        for f in e.forms:
-            words.setdefault(word_key(f), None)
-    for w in glove_words[:glove_top]:
-        words.setdefault(word_key(w), None)
+def build_vocab(examples: Sequence[Any], vector_words: Sequence[str], glove_top: int) -> Dict[str, Any]:
+    """Word keys (training words, then frequent words of the word vectors), label sets and sense tables."""
     roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=label_order)
     roles = sorted({t for e in examples for r in e.roles for t in r} - {"O"}, key=lambda t: (t[2:], t[0]))
     by_lemma: Dict[str, Counter] = defaultdict(Counter)
@@ -53,7 +45,7 @@ def build_vocab(examples: Sequence[Any], glove_words: Sequence[str], glove_top: 
                 by_lemma[e.lemmas[p].lower()][r] += 1
             by_form[e.forms[p].lower()][r] += 1
     return {
-        "words": vocabulary((f for e in examples for f in e.forms), glove_words, glove_top),
+        "words": vocabulary((f for e in examples for f in e.forms), vector_words, glove_top),
         "tags": sorted({t for e in examples for t in e.tags}),
         "rels": sorted({r for e in examples for r in e.rels}),
         "roles": ["O"] + roles,
@@ -101,11 +93,13 @@ class LisaTrainer(Trainer):
 def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, no_syntax: bool = False,
           layers: Optional[int] = None, d_model: Optional[int] = None, heads: Optional[int] = None,
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
-          batch_tokens: int = 1500, glove_words: Optional[str] = None, glove_vectors: Optional[str] = None,
-          glove_top: int = 40000, seed: int = 1, threads: int = 1, init: Optional[str] = None,
-          init_steps: int = 0, lang: str = UNDETERMINED) -> Dict[str, Any]:
+          batch_tokens: int = 1500, vectors: Optional[str] = None, glove_words: Optional[str] = None,
+          glove_vectors: Optional[str] = None, glove_top: int = 40000, seed: int = 1, threads: int = 1,
+          init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
-    ``lang``: the training data's language code, recorded in the model.
+    ``lang``: the training data's language code, recorded in the model; ``vectors``,
+    ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
+    takes them (default: GloVe 6B 50d for English, none otherwise).
 
     ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
@@ -122,9 +116,11 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     if init:
         from nlpipe.io.model_dir import read_config
 
-        model = LisaModel.load(Path(init), read_config(Path(init), "srl"))
+        config = read_config(Path(init), "srl")
+        model = LisaModel.load(Path(init), config)
         hp = model.hyper
         vocab = model.vocab
+        source = config.get("training", {}).get("vectors")
     train_sents = read_gold(train_path, hp["max_len"])
     dev_sents = [s for s in read_file(dev_path) if s.words]
     train_ex = [example(s, train_path, gold=True) for s in train_sents]
@@ -134,10 +130,16 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     if not init:
         from nlpipe.nn.features import word_vocab
 
-        g_words, g_vectors = load_glove(glove_words, glove_vectors)
+        vecs = load_vectors(vectors, lang, (f for e in train_ex for f in e.forms), glove_top, glove_words,
+                            glove_vectors, log)
+        if vecs is not None:
+            hp["word_dim"] = vecs.dim
+        g_words, g_vectors = parts(vecs, hp["word_dim"])
         vocab = build_vocab(train_ex, g_words, glove_top)
-        vectors, _ = embeddings(word_vocab(vocab["words"]).entries, g_words, g_vectors, hp["word_dim"], seed)
-        model = LisaModel(vocab, hp, "cpu", vectors)
+        init_vectors, _ = embeddings(word_vocab(vocab["words"]).entries, g_words, g_vectors, hp["word_dim"], seed)
+        model = LisaModel(vocab, hp, "cpu", init_vectors)
+        source = record(vecs, top=glove_top)
+        del vecs, g_vectors
     n_params = sum(p.numel() for p in model.net.parameters())
     log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
         f"{len(vocab['words'])} words, {len(vocab['tags'])} tags, {len(vocab['roles'])} role labels; "
@@ -150,7 +152,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
 
     base = training_block({"train": train_path, "dev": dev_path}, {}, lr=lr, warmup=warmup,
                           batch_tokens=batch_tokens, seed=seed,
-                          glove=f"{GLOVE}: training words + {glove_top} most frequent",
+                          vectors=source,
                           syntax=hp["syntax"], continued_from=init)   # the data files are hashed once
 
     def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
