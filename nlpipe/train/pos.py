@@ -100,13 +100,16 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
                  order: Optional[Sequence[str]] = None,
                  log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None,
                  first: Optional[Tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]]] = None,
-                 first_labels: Optional[Sequence[str]] = None) -> TrainResult:
+                 first_labels: Optional[Sequence[str]] = None,
+                 runs_at: Optional[Tuple[Optional[float], Optional[str]]] = None) -> TrainResult:
     """Train a tagger; ``order`` (template names) overrides the ordering search; ``clusters`` is the
     word-cluster table the cluster attributes read (without it they are always unknown).
     ``first``: the labels a first tagging pass predicted for every train and dev sentence (for the
     ``ptag`` templates of a second pass; the train ones should come from models that did not see
     the sentence, e.g. jackknifing); ``first_labels``: the label set of that pass when it is not
-    this model's (a morphology pass reading the POS tags)."""
+    this model's (a morphology pass reading the POS tags). ``runs_at``: the (margin, checkpoint
+    schedule) the model will run with, at which the best dev epoch is chosen (default: a dynamic
+    model at the training margin, tested after every template; other modes with every template)."""
     t0 = time.time()
     if not train:
         raise ValueError("no training sentences")
@@ -171,15 +174,17 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     model.weights = [w.copy() for w in model.weights]
     sub_rows = np.ascontiguousarray(rows[:, index])
 
-    # A dynamic model is judged as it is meant to run: stopping at the training margin.
-    dev_margin = options.margin if options.mode == "dynamic" else None
+    # A model is judged as it is meant to run (a dynamic one stopping at its margin).
+    dev_margin, dev_checkpoints = options.margin if options.mode == "dynamic" else None, None
+    if runs_at is not None and options.mode == "dynamic":
+        dev_margin, dev_checkpoints = runs_at[0], checkpoint_schedule(runs_at[1])
 
     run = Selection("", "accuracy", options.epochs, log, start=t0)
     best_weights: List[np.ndarray] = []
 
     def on_epoch(epoch: int, loss: float) -> None:
         nonlocal best_weights
-        pred, used = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
+        pred, used = tag(model, dev_layout, dev_atoms, dev_margin, None, dev_checkpoints, first=dev_first)
         accuracy = 100 * float(np.mean(pred == dev_gold)) if len(dev_gold) else 0.0
         if run.record(epoch + 1, {"accuracy": accuracy, "templates": float(used.mean())}, loss):
             best_weights = [w.copy() for w in model.weights]
@@ -188,7 +193,7 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     for w, kept in zip(model.weights, best_weights):    # the best dev epoch's weights
         w[...] = kept
     model.compact()
-    pred, _ = tag(model, dev_layout, dev_atoms, dev_margin, first=dev_first)
+    pred, _ = tag(model, dev_layout, dev_atoms, dev_margin, None, dev_checkpoints, first=dev_first)
     acc = float(np.mean(pred == dev_gold)) if len(dev_gold) else 0.0
     return TrainResult(model, acc, curve, time.time() - t0, options, run.best_epoch)
 
@@ -309,7 +314,7 @@ def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, orde
     for k in range(folds):
         held = [i for i in range(len(train_data)) if i % folds == k]
         rest = [train_data[i] for i in range(len(train_data)) if i % folds != k]
-        r = train_tagger(rest, dev_data, _given(options), order=order, clusters=clusters,
+        r = train_tagger(rest, dev_data, _given(options), order=order, clusters=clusters, runs_at=(margin, checkpoints),
                          log=lambda m, k=k: log(f"fold {k + 1}/{folds}: {m}"))
         labels, _ = tag_sentences(r.model, [train_data[i][0] for i in held], margin,
                                   checkpoints=checkpoint_schedule(checkpoints))
@@ -356,11 +361,11 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
         if order is not None:
             order = [t for t in order if not uses_clusters(t)]
         options.templates = [t for t in options.templates if not uses_clusters(t)]
-    result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table)
-    second = None
-    first_order = result.model.template_names
     m1 = margin if first_margin is None else first_margin
     c1 = checkpoints if first_checkpoints is None else first_checkpoints
+    result = train_tagger(train_data, dev_data, options, order=order, log=log, clusters=table, runs_at=(m1, c1))
+    second = None
+    first_order = result.model.template_names
     first_train = None
     if two_pass or columns:
         first_train = jackknife(train_data, dev_data, options, first_order, folds, m1, c1, table, log)
@@ -369,7 +374,7 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                                      checkpoints=checkpoint_schedule(c1))
         second_result = train_tagger(train_data, dev_data, _given(options), order=second_pass_order(first_order),
                                      log=lambda m: log(f"second pass: {m}"), clusters=table,
-                                     first=(first_train, first_dev))
+                                     first=(first_train, first_dev), runs_at=(margin, checkpoints))
         second = second_result.model
     final = second if second is not None else result.model
     feats_model = lemmatizer = feats_margin = None
@@ -382,7 +387,8 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
                               [(s.forms, s.feats, s.feats) for s in morph_dev], _feats_options(options),
                               order=[t for t in FEATS_TEMPLATES if table is not None or not uses_clusters(t)],
                               clusters=table, first=(first_train, dev_tags),
-                              first_labels=final.labels, log=lambda m: log(f"feats: {m}"))
+                              first_labels=final.labels, log=lambda m: log(f"feats: {m}"),
+                              runs_at=(margin, checkpoints))
             feats_model = fr.model
             feats_margin = choose_feats_margin(feats_model, morph_dev, dev_tags, checkpoints, log)
         if "lemmas" in columns:
