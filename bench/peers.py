@@ -32,7 +32,7 @@ from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 PEERS = REPO / "bench" / ".peers"
-UDPIPE_FILE = "udpipe1-en_ewt.udpipe"
+UDPIPE_OPTIONS = {"tokenizer": "epochs=100", "tagger": "iterations=6", "parser": "iterations=6"}
 SPACY_DIR = "spacy-en_ewt"
 INFO = "info.json"
 TITLES = {"udpipe": "UDPipe 1", "spacy": "spaCy"}
@@ -75,30 +75,86 @@ def _udpipe_sentences(path: str) -> Any:
     return out
 
 
-def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str) -> Path:
-    """UDPipe 1 tagger + parser (options ``tagger``/``parser``, no tokenizer) on en_ewt train, dev
-    held out."""
+COMPONENTS = ("tokenizer", "tagger", "parser")
+
+
+def treebank_files(corpus: Path, treebank: str) -> Dict[str, Path]:
+    """``{"train", "dev", "test"}`` -> ``corpus/{treebank}-ud-{split}.conllu`` (UD's file names)."""
+    return {split: corpus / f"{treebank}-ud-{split}.conllu" for split in ("train", "dev", "test")}
+
+
+def udpipe_path(peers: Path, treebank: str = "en_ewt") -> Path:
+    """Where the UDPipe 1 model of ``treebank`` is kept (tokenizer, tagger and parser in one file)."""
+    return peers / f"udpipe1-{treebank}.udpipe"
+
+
+def udpipe_info_key(treebank: str) -> str:
+    return "udpipe" if treebank == "en_ewt" else f"udpipe-{treebank}"
+
+
+def _udpipe_train(train: Any, dev: Any, options: Dict[str, str]) -> bytes:
     from ufal.udpipe import ProcessingError, Trainer
 
-    out = peers / UDPIPE_FILE
-    if out.is_file():
-        return out
-    train = _udpipe_sentences(str(corpus / "en_ewt-ud-train.conllu"))
-    dev = _udpipe_sentences(str(corpus / "en_ewt-ud-dev.conllu"))
-    print(f"peers: training UDPipe 1 on {len(train)} sentences (tagger {tagger!r}, parser {parser!r})",
-          file=sys.stderr, flush=True)
-    t0 = time.time()
     err = ProcessingError()
-    model = Trainer.train("morphodita_parsito", train, dev, "none", tagger, parser, err)
+    model = Trainer.train("morphodita_parsito", train, dev, options["tokenizer"], options["tagger"],
+                          options["parser"], err)
     if err.occurred():
         raise SystemExit(f"UDPipe training failed: {err.message}")
-    peers.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_bytes(model)
-    tmp.replace(out)
-    _save_info(peers, "udpipe", {"seconds": round(time.time() - t0, 1), "version": _udpipe_version(),
-                                 "options": f"method morphodita_parsito, tokenizer none, tagger {tagger}, "
-                                            f"parser {parser}"})
+    return model
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str, tokenizer: str = "none",
+                 treebank: str = "en_ewt", only: Optional[str] = None) -> Path:
+    """UDPipe 1 on ``treebank`` train with dev held out: tokenizer, tagger (UPOS, XPOS where the treebank
+    has them, FEATS, LEMMA) and parser, each with its UDPipe option string (``none``: not trained).
+
+    Each component is trained on its own and kept under ``peers/udpipe1-TREEBANK.parts/`` (an
+    interrupted run resumes; the parser is trained over the trained tagger, so it sees predicted tags as
+    in UDPipe's own recipe), then the three are joined with UDPipe's ``from_model`` option. The
+    options and seconds of each component go to ``info.json``. ``only`` (a component) trains that part
+    alone and returns its path, so that parts can be trained in parallel processes."""
+    out = udpipe_path(peers, treebank)
+    if out.is_file():
+        return out
+    files = treebank_files(corpus, treebank)
+    train = _udpipe_sentences(str(files["train"]))
+    dev = _udpipe_sentences(str(files["dev"]))
+    parts = peers / f"udpipe1-{treebank}.parts"
+    wanted = {"tokenizer": tokenizer, "tagger": tagger, "parser": parser}
+    seconds: Dict[str, float] = {}
+    for comp in COMPONENTS:
+        path = parts / f"{comp}.udpipe"
+        if wanted[comp] == "none" or path.is_file() or only not in (None, comp):
+            continue
+        opts = {c: "none" for c in COMPONENTS}
+        opts[comp] = wanted[comp]
+        if comp == "parser" and wanted["tagger"] != "none":
+            opts["tagger"] = f"from_model=file:{parts / 'tagger.udpipe'}"
+        print(f"peers: training the UDPipe 1 {comp} on {treebank} ({len(train)} sentences, options "
+              f"{wanted[comp]!r})", file=sys.stderr, flush=True)
+        t0 = time.time()
+        _write(path, _udpipe_train(train, dev, opts))
+        seconds[comp] = round(time.time() - t0, 1)
+        (parts / f"{comp}.seconds").write_text(str(seconds[comp]))
+    if only is not None:
+        return parts / f"{only}.udpipe"
+    for comp in COMPONENTS:
+        if wanted[comp] != "none" and comp not in seconds:
+            seconds[comp] = float((parts / f"{comp}.seconds").read_text())
+    joined = {c: "none" if wanted[c] == "none" else f"from_model=file:{parts / (c + '.udpipe')}"
+              for c in COMPONENTS}
+    _write(out, _udpipe_train(train, dev, joined))
+    _save_info(peers, udpipe_info_key(treebank), {
+        "seconds": round(sum(seconds.values()), 1), "component_seconds": seconds, "version": _udpipe_version(),
+        "treebank": treebank, "train": str(files["train"]), "dev": str(files["dev"]),
+        "options": f"method morphodita_parsito, tokenizer {tokenizer}, tagger {tagger}, parser {parser}"})
     return out
 
 
@@ -212,7 +268,7 @@ def available(peers: Path = PEERS) -> Dict[str, Any]:
     {"skipped": why}."""
     info = _info(peers)
     out: Dict[str, Any] = {}
-    for name, module, path in (("udpipe", "ufal.udpipe", peers / UDPIPE_FILE),
+    for name, module, path in (("udpipe", "ufal.udpipe", udpipe_path(peers)),
                                ("spacy", "spacy", peers / SPACY_DIR / "model-best")):
         if not installed(module):
             out[name] = {"skipped": f"{module} is not installed (make bench-peers)"}
@@ -242,23 +298,36 @@ def runner(name: str, path: Path, parse: bool) -> Callable[[List[Any]], List[Any
 
 def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--peers", default=str(PEERS))
-    ap.add_argument("--corpus", default=str(CORPORA / "en_ewt"))
-    ap.add_argument("--only", choices=("udpipe", "spacy"))
-    ap.add_argument("--spacy-epochs", type=int, default=20)
-    # UDPipe's defaults are 20 tagger and 10 parser iterations; fewer keep training near an hour on one core
-    ap.add_argument("--udpipe-tagger", default="iterations=6", help="UDPipe 1 tagger training options")
-    ap.add_argument("--udpipe-parser", default="iterations=6", help="UDPipe 1 parser training options")
+    ap.add_argument("--peers", default=str(PEERS), help="where the peer models and info.json are kept")
+    ap.add_argument("--treebank", default="en_ewt",
+                    help="UD treebank name: its files are TREEBANK-ud-{train,dev}.conllu under --corpus")
+    ap.add_argument("--corpus", help="folder of the treebank's files (default: $NLPIPE_CORPORA/TREEBANK)")
+    ap.add_argument("--only", choices=("udpipe", "spacy"), help="train only this peer")
+    ap.add_argument("--spacy-epochs", type=int, default=20, help="spaCy's max_epochs")
+    ap.add_argument("--udpipe-tokenizer", default=UDPIPE_OPTIONS["tokenizer"],
+                    help="UDPipe 1 tokenizer training options ('none': no tokenizer)")
+    # UDPipe's defaults are 20 tagger and 10 parser iterations; fewer keep EWT training near an hour on one core
+    ap.add_argument("--udpipe-tagger", default=UDPIPE_OPTIONS["tagger"], help="UDPipe 1 tagger training options")
+    ap.add_argument("--udpipe-parser", default=UDPIPE_OPTIONS["parser"], help="UDPipe 1 parser training options")
+    ap.add_argument("--udpipe-component", choices=COMPONENTS,
+                    help="train only this UDPipe 1 component (kept for a later run to join; the parser "
+                         "needs the tagger)")
     a = ap.parse_args(argv)
-    peers, corpus = Path(a.peers), Path(a.corpus)
+    peers = Path(a.peers)
+    corpus = Path(a.corpus) if a.corpus else CORPORA / a.treebank
+    files = treebank_files(corpus, a.treebank)
     for split in ("train", "dev"):
-        if not (corpus / f"en_ewt-ud-{split}.conllu").is_file():
-            sys.exit(f"bench/peers.py: {corpus / f'en_ewt-ud-{split}.conllu'} not found (--corpus, $NLPIPE_CORPORA)")
+        if not files[split].is_file():
+            sys.exit(f"bench/peers.py: {files[split]} not found (--treebank, --corpus, $NLPIPE_CORPORA)")
     peers.mkdir(parents=True, exist_ok=True)
     if a.only in (None, "udpipe"):
-        print("UDPipe 1:", train_udpipe(corpus, peers, a.udpipe_tagger, a.udpipe_parser))
+        print("UDPipe 1:", train_udpipe(corpus, peers, a.udpipe_tagger, a.udpipe_parser, a.udpipe_tokenizer,
+                                        a.treebank, a.udpipe_component))
     if a.only in (None, "spacy"):
-        print("spaCy:", train_spacy(corpus, peers, a.spacy_epochs))
+        if a.treebank != "en_ewt":
+            print("spaCy: trained on en_ewt only (--only udpipe for other treebanks)", file=sys.stderr)
+        else:
+            print("spaCy:", train_spacy(corpus, peers, a.spacy_epochs))
     print(json.dumps(_info(peers), indent=1))
 
 
