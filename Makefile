@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-nlpipe
 
-.PHONY: install demo test test-fast bench bench-peers clean
+.PHONY: install demo test test-fast bench bench-peers bench-ud clean
 
 install: $(STAMP)
 
@@ -31,10 +31,16 @@ bench: install
 	$(BIN)/python bench/io.py
 	$(BIN)/python bench/annotate.py
 
-# peers for bench/pos.py and bench/parse.py: UDPipe 1 and spaCy, trained on en_ewt train (about an hour)
+# peers for bench/pos.py, bench/parse.py and bench/ud.py: UDPipe 1 and spaCy trained on en_ewt train,
+# UDPipe 1 on fr_sequoia train (a few hours on one core)
 bench-peers: install
 	$(BIN)/python -m pip install -q ufal.udpipe spacy >&2
 	$(BIN)/python bench/peers.py
+	$(BIN)/python bench/peers.py --treebank fr_sequoia --only udpipe
+
+# all CoNLL 2018 metrics of nlpipe's shipped models and UDPipe 1 on en_ewt test (after bench-peers)
+bench-ud: install
+	$(BIN)/python bench/ud.py --treebank en_ewt --repeat 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

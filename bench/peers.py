@@ -1,17 +1,24 @@
-"""Peer systems trained on the same data as ours, for bench/pos.py and bench/parse.py.
+"""Peer systems trained on the same data as ours, for bench/pos.py, bench/parse.py and bench/ud.py.
 
-UDPipe 1 (``ufal.udpipe``: MorphoDiTa tagger + Parsito transition parser) and spaCy 3 (tagger for XPOS,
-morphologizer for UPOS, parser; the CPU "efficiency" pipeline from ``spacy init config``), both
-trained from scratch on en_ewt train with en_ewt dev as held-out data and run on gold tokens. They
-tag with their own taggers, so their parse scores include their own tagging errors (ours use the
-shipped POS tagger's). Models are trained once and kept under ``--peers`` (git-ignored
-``bench/.peers`` by default); the packages are optional (``make bench-peers`` installs them):
+UDPipe 1 (``ufal.udpipe``: tokenizer, MorphoDiTa tagger writing UPOS, XPOS where the treebank has
+them, FEATS and LEMMA, Parsito transition parser) on any UD treebank, and spaCy 3 (tagger for XPOS,
+morphologizer for UPOS, parser; the CPU "efficiency" pipeline from ``spacy init config``) on en_ewt,
+both trained from scratch on the treebank's train file with its dev file held out. Models are
+trained once and kept under ``--peers`` (git-ignored ``bench/.peers`` by default); the packages are
+optional (``make bench-peers`` installs them):
 
-    python bench/peers.py [--peers bench/.peers] [--only udpipe|spacy] [--spacy-epochs 20]
-                          [--udpipe-tagger iterations=6] [--udpipe-parser iterations=6]
+    python bench/peers.py [--treebank en_ewt] [--peers bench/.peers] [--only udpipe|spacy]
+                          [--udpipe-tokenizer epochs=100] [--udpipe-tagger iterations=6]
+                          [--udpipe-parser iterations=6] [--udpipe-component tokenizer|tagger|parser]
+                          [--spacy-epochs 20]
 
 trains whatever is missing (on one core each) and prints where the models are and how long
-training took; the options used are kept in ``info.json`` beside the models.
+training took; the options used and the seconds of each UDPipe component are kept in ``info.json``
+beside the models. The treebank's files are ``TREEBANK-ud-{train,dev}.conllu`` under
+``$NLPIPE_CORPORA/TREEBANK`` (or ``--corpus``); the UDPipe 1 model is ``udpipe1-TREEBANK.udpipe``.
+UDPipe's components are trained one by one (``--udpipe-component`` trains one alone, so that the
+tokenizer and the tagger can train in parallel processes; the parser needs the tagger) and kept
+under ``udpipe1-TREEBANK.parts/`` until a run joins them.
 """
 from __future__ import annotations
 
@@ -92,6 +99,12 @@ def udpipe_info_key(treebank: str) -> str:
     return "udpipe" if treebank == "en_ewt" else f"udpipe-{treebank}"
 
 
+def udpipe_components(info: Dict[str, Any]) -> List[str]:
+    """The components of a trained UDPipe 1 model from its ``info.json`` entry (models trained
+    before tokenizers were: tagger and parser)."""
+    return [c for c in COMPONENTS if c in info.get("component_seconds", {"tagger": 0, "parser": 0})]
+
+
 def _udpipe_train(train: Any, dev: Any, options: Dict[str, str]) -> bytes:
     from ufal.udpipe import ProcessingError, Trainer
 
@@ -128,7 +141,7 @@ def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str, tokenizer:
     dev = _udpipe_sentences(str(files["dev"]))
     parts = peers / f"udpipe1-{treebank}.parts"
     wanted = {"tokenizer": tokenizer, "tagger": tagger, "parser": parser}
-    seconds: Dict[str, float] = {}
+    seconds: Dict[str, Optional[float]] = {}
     for comp in COMPONENTS:
         path = parts / f"{comp}.udpipe"
         if wanted[comp] == "none" or path.is_file() or only not in (None, comp):
@@ -146,13 +159,14 @@ def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str, tokenizer:
     if only is not None:
         return parts / f"{only}.udpipe"
     for comp in COMPONENTS:
+        kept = parts / f"{comp}.seconds"
         if wanted[comp] != "none" and comp not in seconds:
-            seconds[comp] = float((parts / f"{comp}.seconds").read_text())
+            seconds[comp] = float(kept.read_text()) if kept.is_file() else None
     joined = {c: "none" if wanted[c] == "none" else f"from_model=file:{parts / (c + '.udpipe')}"
               for c in COMPONENTS}
     _write(out, _udpipe_train(train, dev, joined))
     _save_info(peers, udpipe_info_key(treebank), {
-        "seconds": round(sum(seconds.values()), 1), "component_seconds": seconds, "version": _udpipe_version(),
+        "seconds": round(sum(v for v in seconds.values() if v), 1), "component_seconds": seconds, "version": _udpipe_version(),
         "treebank": treebank, "train": str(files["train"]), "dev": str(files["dev"]),
         "options": f"method morphodita_parsito, tokenizer {tokenizer}, tagger {tagger}, parser {parser}"})
     return out

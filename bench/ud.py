@@ -310,6 +310,7 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     runs: Dict[str, Callable[[str, Path, Path], List[str]]] = {}
     tags: Dict[str, Callable[[Path, Path], List[str]]] = {}
     info: Dict[str, Any] = {}
+    no_raw = set()                                    # systems that cannot tokenize
     if not a.no_nlpipe:
         nl = NlpipeSystem(a.treebank, a.models, parse_model_pairs(a.model or []),
                           [s.strip() for s in a.stages.split(",") if s.strip()] if a.stages else None)
@@ -328,9 +329,12 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         elif not model.is_file():
             skipped["udpipe"] = f"no model {model} (python bench/peers.py --treebank {a.treebank} --only udpipe)"
         else:
-            runs["udpipe"] = lambda mode, src, out, m=model: udpipe_command(m, mode, src, out)
-            tags["udpipe"] = lambda src, out, m=model: udpipe_command(m, "gold", src, out, parse=False)
             info["udpipe"] = P._info(Path(a.peers)).get(P.udpipe_info_key(a.treebank), {})
+            parts = P.udpipe_components(info["udpipe"])
+            runs["udpipe"] = lambda mode, src, out, m=model: udpipe_command(m, mode, src, out, "parser" in parts)
+            tags["udpipe"] = lambda src, out, m=model: udpipe_command(m, "gold", src, out, parse=False)
+            if "tokenizer" not in parts:
+                no_raw.add("udpipe")
             names["udpipe"] = f"UDPipe 1 {info['udpipe'].get('version', '')}".strip()
     for k, why in skipped.items():
         print(f"bench/ud.py: {names[k]} not run: {why}", file=sys.stderr)
@@ -342,12 +346,15 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         "one_core": shutil.which("taskset") is not None, "repeat": a.repeat,
         "systems": info, "skipped": skipped, "modes": {}}
     modes = [m for m in MODES if m in a.modes.split(",")]
+    for k in no_raw:
+        skipped[k] = "raw text: the model has no tokenizer"
     for mode in modes:
-        outs = {k: work / f"{k}-{mode}.conllu" for k in runs}
-        times = timed_runs({k: f(mode, inputs[mode], outs[k]) for k, f in runs.items()}, a.repeat)
+        systems = {k: f for k, f in runs.items() if mode == "gold" or k not in no_raw}
+        outs = {k: work / f"{k}-{mode}.conllu" for k in systems}
+        times = timed_runs({k: f(mode, inputs[mode], outs[k]) for k, f in systems.items()}, a.repeat)
         speed = speed_fields({k: t["seconds"] for k, t in times.items()}, n)
         result["modes"][mode] = {k: {"metrics": ud_eval(test, outs[k]), **speed[k],
-                                     "cpu_seconds": times[k]["cpu_seconds"]} for k in runs}
+                                     "cpu_seconds": times[k]["cpu_seconds"]} for k in systems}
     if a.tagging and tags:
         outs = {k: work / f"{k}-tagging.conllu" for k in tags}
         times = timed_runs({k: f(inputs["gold"], outs[k]) for k, f in tags.items()}, a.repeat)

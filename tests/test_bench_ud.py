@@ -167,3 +167,9 @@ def test_udpipe_trains_on_any_treebank_and_runs_on_gold_tokens(tmp_path):
     got = list(read_file(str(out)))
     assert [w[1] for s in got for w in s.words] == ["Dogs", "bark", ".", "A", "cat", "sleeps", "."]
     assert all(w[3] != "_" and w[2] != "_" and w[6] != "_" for s in got for w in s.words)
+
+
+def test_udpipe_components_from_info():
+    assert peers.udpipe_components({"component_seconds": {"tokenizer": 5.0, "tagger": 9.0}}) == ["tokenizer",
+                                                                                                 "tagger"]
+    assert peers.udpipe_components({"seconds": 3407}) == ["tagger", "parser"]   # trained before tokenizers
