@@ -138,7 +138,7 @@ def ud_stages(mode: str, have: Sequence[str], asked: Optional[Sequence[str]] = N
 
 def _annotate_has_models_option() -> bool:
     out = subprocess.run([sys.executable, "-m", "nlpipe", "annotate", "--help"], capture_output=True, text=True,
-                         cwd=REPO, env=_env())
+                         env=_env())
     return "--models" in out.stdout
 
 
@@ -160,6 +160,12 @@ class NlpipeSystem:
                             "or --model STAGE=DIR")
         self.have = list(self.models) if self.models else available_stages()
         self.folder_option = self.folder is not None and _annotate_has_models_option()
+
+    def shipped(self) -> Dict[str, str]:
+        """Stage -> the shipped default model's name, for the stages nlpipe runs here."""
+        from nlpipe.registry import resolve_model
+
+        return {s: resolve_model(s, None).name for s in ud_stages("raw", self.have, self.asked)}
 
     def annotate(self, mode: str, src: Path, out: Path) -> List[str]:
         stages = ud_stages(mode, self.have, self.asked)
@@ -225,7 +231,7 @@ def timed_runs(commands: Dict[str, List[str]], repeat: int) -> Dict[str, Dict[st
         for key, cmd in commands.items():
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
-            r = subprocess.run(one_core(cmd), cwd=REPO, env=_env(), capture_output=True, text=True)
+            r = subprocess.run(one_core(cmd), env=_env(), capture_output=True, text=True)
             wall = time.perf_counter() - t
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if r.returncode != 0:
@@ -240,7 +246,7 @@ def timed_runs(commands: Dict[str, List[str]], repeat: int) -> Dict[str, Dict[st
 def ud_eval(gold: Path, pred: Path) -> Dict[str, float]:
     """``nlpipe eval ud --json``: metric name -> F1 (percent)."""
     r = subprocess.run([sys.executable, "-m", "nlpipe", "eval", "ud", "--gold", str(gold), "--pred", str(pred),
-                        "--json"], cwd=REPO, env=_env(), capture_output=True, text=True)
+                        "--json"], env=_env(), capture_output=True, text=True)
     if r.returncode != 0:
         raise BenchError(f"nlpipe eval ud --pred {pred} failed: {(r.stderr.strip().splitlines() or [''])[-1]}")
     m = json.loads(r.stdout)["metrics"]
@@ -320,7 +326,7 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         else:
             runs["nlpipe"] = nl.annotate
             tags["nlpipe"] = lambda src, out, nl=nl: nl.tag(a.tag_command, src, out)
-            info["nlpipe"] = {"models": nl.models or "shipped", "commit": _git_commit()}
+            info["nlpipe"] = {"models": nl.models or nl.shipped(), "commit": _git_commit()}
     if not a.no_peers:
         names["udpipe"] = "UDPipe 1"
         model = P.udpipe_path(Path(a.peers), a.treebank)
@@ -351,13 +357,17 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     for mode in modes:
         systems = {k: f for k, f in runs.items() if mode == "gold" or k not in no_raw}
         outs = {k: work / f"{k}-{mode}.conllu" for k in systems}
-        times = timed_runs({k: f(mode, inputs[mode], outs[k]) for k, f in systems.items()}, a.repeat)
+        commands = {k: f(mode, inputs[mode], outs[k]) for k, f in systems.items()}
+        result.setdefault("commands", {})[mode] = {k: " ".join(c) for k, c in commands.items()}
+        times = timed_runs(commands, a.repeat)
         speed = speed_fields({k: t["seconds"] for k, t in times.items()}, n)
         result["modes"][mode] = {k: {"metrics": ud_eval(test, outs[k]), **speed[k],
                                      "cpu_seconds": times[k]["cpu_seconds"]} for k in systems}
     if a.tagging and tags:
         outs = {k: work / f"{k}-tagging.conllu" for k in tags}
-        times = timed_runs({k: f(inputs["gold"], outs[k]) for k, f in tags.items()}, a.repeat)
+        commands = {k: f(inputs["gold"], outs[k]) for k, f in tags.items()}
+        result.setdefault("commands", {})["tagging"] = {k: " ".join(c) for k, c in commands.items()}
+        times = timed_runs(commands, a.repeat)
         speed = speed_fields({k: t["seconds"] for k, t in times.items()}, n)
         result["tagging"] = {"command": {"nlpipe": f"nlpipe {a.tag_command}", "udpipe": "UDPipe 1 tagger"},
                              **{k: {"metrics": {m: v for m, v in ud_eval(test, outs[k]).items() if m in TAGGING},
