@@ -259,22 +259,26 @@ def _num(x: Optional[float], fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
-def speed_fields(seconds: Dict[str, float], n_words: int, base: str = "nlpipe") -> Dict[str, Dict[str, Any]]:
-    """Per system: tokens/s (``n_words`` / seconds) and the ratio to ``base``'s tokens/s (absent
-    when ``base`` was not run)."""
+def speed_fields(times: Dict[str, Dict[str, float]], n_words: int, base: str = "nlpipe") -> Dict[str, Dict[str, Any]]:
+    """Per system (``times``: key -> {"seconds", "cpu_seconds"}): tokens/s of wall and of CPU time
+    (``n_words`` / seconds) and their ratios to ``base``'s (``None`` when ``base`` was not run)."""
     out: Dict[str, Dict[str, Any]] = {}
-    for k, s in seconds.items():
-        out[k] = {"seconds": s, "tokens_per_s": round(n_words / s, 1) if s > 0 else None}
-    b = out.get(base, {}).get("tokens_per_s")
-    for v in out.values():
-        v["ratio"] = round(v["tokens_per_s"] / b, 2) if b and v["tokens_per_s"] else None
+    for k, t in times.items():
+        out[k] = dict(t)
+        for kind, key in (("tokens_per_s", "seconds"), ("cpu_tokens_per_s", "cpu_seconds")):
+            out[k][kind] = round(n_words / t[key], 1) if t[key] > 0 else None
+    for kind, ratio in (("tokens_per_s", "ratio"), ("cpu_tokens_per_s", "cpu_ratio")):
+        b = out.get(base, {}).get(kind)
+        for v in out.values():
+            v[ratio] = round(v[kind] / b, 2) if b and v[kind] else None
     return out
 
 
 def table(title: str, names: Dict[str, str], scores: Dict[str, Dict[str, float]], metrics: Sequence[str],
           speed: Dict[str, Dict[str, Any]]) -> str:
     """A markdown table: a row per metric (F1, 2 decimals) with a column per system (``names``: key
-    -> title, in column order), then seconds, tokens/s and the ratio to nlpipe. A system without
+    -> title, in column order), then wall seconds, tokens/s and the ratio to nlpipe, and the same of
+    CPU time (steadier than wall time on a loaded machine). A system without
     scores shows ``-``."""
     keys = list(names)
     lines = [f"{title}", "", "| Metric | " + " | ".join(names[k] for k in keys) + " |",
@@ -282,12 +286,14 @@ def table(title: str, names: Dict[str, str], scores: Dict[str, Dict[str, float]]
     for m in metrics:
         lines.append(f"| {m} | " + " | ".join(_num(scores.get(k, {}).get(m), ".2f") for k in keys) + " |")
     if speed:
-        lines.append("| seconds (whole run) | " + " | ".join(_num(speed.get(k, {}).get("seconds"), ".2f")
-                                                            for k in keys) + " |")
-        lines.append("| tokens/s | " + " | ".join(_num(speed.get(k, {}).get("tokens_per_s"), ",.0f")
-                                                 for k in keys) + " |")
-        lines.append("| vs nlpipe | " + " | ".join(
-            "-" if speed.get(k, {}).get("ratio") is None else f"{speed[k]['ratio']:.2f}x" for k in keys) + " |")
+        for label, key, fmt in (("seconds (whole run)", "seconds", ".2f"), ("tokens/s", "tokens_per_s", ",.0f"),
+                                ("vs nlpipe", "ratio", ".2f"), ("CPU seconds", "cpu_seconds", ".2f"),
+                                ("tokens/s of CPU time", "cpu_tokens_per_s", ",.0f"),
+                                ("vs nlpipe (CPU)", "cpu_ratio", ".2f")):
+            cells = [_num(speed.get(k, {}).get(key), fmt) for k in keys]
+            if "ratio" in key:
+                cells = [c if c == "-" else c + "x" for c in cells]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -360,18 +366,17 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         commands = {k: f(mode, inputs[mode], outs[k]) for k, f in systems.items()}
         result.setdefault("commands", {})[mode] = {k: " ".join(c) for k, c in commands.items()}
         times = timed_runs(commands, a.repeat)
-        speed = speed_fields({k: t["seconds"] for k, t in times.items()}, n)
-        result["modes"][mode] = {k: {"metrics": ud_eval(test, outs[k]), **speed[k],
-                                     "cpu_seconds": times[k]["cpu_seconds"]} for k in systems}
+        speed = speed_fields(times, n)
+        result["modes"][mode] = {k: {"metrics": ud_eval(test, outs[k]), **speed[k]} for k in systems}
     if a.tagging and tags:
         outs = {k: work / f"{k}-tagging.conllu" for k in tags}
         commands = {k: f(inputs["gold"], outs[k]) for k, f in tags.items()}
         result.setdefault("commands", {})["tagging"] = {k: " ".join(c) for k, c in commands.items()}
         times = timed_runs(commands, a.repeat)
-        speed = speed_fields({k: t["seconds"] for k, t in times.items()}, n)
+        speed = speed_fields(times, n)
         result["tagging"] = {"command": {"nlpipe": f"nlpipe {a.tag_command}", "udpipe": "UDPipe 1 tagger"},
                              **{k: {"metrics": {m: v for m, v in ud_eval(test, outs[k]).items() if m in TAGGING},
-                                    **speed[k], "cpu_seconds": times[k]["cpu_seconds"]} for k in tags}}
+                                    **speed[k]} for k in tags}}
     return {"result": result, "names": names}
 
 

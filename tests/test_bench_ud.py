@@ -86,17 +86,21 @@ def test_ud_stages_per_mode():
 
 
 def test_speed_fields_ratio_to_nlpipe():
-    assert ud.speed_fields({"nlpipe": 2.0, "udpipe": 4.0}, 1000) == {
-        "nlpipe": {"seconds": 2.0, "tokens_per_s": 500.0, "ratio": 1.0},
-        "udpipe": {"seconds": 4.0, "tokens_per_s": 250.0, "ratio": 0.5}}
-    assert ud.speed_fields({"udpipe": 4.0}, 1000) == {"udpipe": {"seconds": 4.0, "tokens_per_s": 250.0,
-                                                                 "ratio": None}}
+    times = {"nlpipe": {"seconds": 2.0, "cpu_seconds": 1.0}, "udpipe": {"seconds": 4.0, "cpu_seconds": 4.0}}
+    assert ud.speed_fields(times, 1000) == {
+        "nlpipe": {"seconds": 2.0, "cpu_seconds": 1.0, "tokens_per_s": 500.0, "cpu_tokens_per_s": 1000.0,
+                   "ratio": 1.0, "cpu_ratio": 1.0},
+        "udpipe": {"seconds": 4.0, "cpu_seconds": 4.0, "tokens_per_s": 250.0, "cpu_tokens_per_s": 250.0,
+                   "ratio": 0.5, "cpu_ratio": 0.25}}
+    alone = ud.speed_fields({"udpipe": times["udpipe"]}, 1000)["udpipe"]
+    assert alone["ratio"] is None and alone["cpu_ratio"] is None and alone["tokens_per_s"] == 250.0
 
 
 def test_table_puts_systems_side_by_side():
     names = {"nlpipe": "nlpipe", "udpipe": "UDPipe 1"}
     scores = {"nlpipe": {"UPOS": 95.0, "Lemmas": 97.125}, "udpipe": {"UPOS": 94.5, "Lemmas": 96.0}}
-    speed = {"nlpipe": {"seconds": 2.0, "tokens_per_s": 12500.0, "ratio": 1.0},
+    speed = {"nlpipe": {"seconds": 2.0, "tokens_per_s": 12500.0, "ratio": 1.0,
+                        "cpu_seconds": 1.5, "cpu_tokens_per_s": 16666.7, "cpu_ratio": 1.0},
              "udpipe": {"seconds": 5.0, "tokens_per_s": 5000.0, "ratio": 0.4}}
     assert ud.table("T", names, scores, ["UPOS", "Lemmas", "LAS"], speed) == "\n".join([
         "T", "",
@@ -107,7 +111,10 @@ def test_table_puts_systems_side_by_side():
         "| LAS | - | - |",
         "| seconds (whole run) | 2.00 | 5.00 |",
         "| tokens/s | 12,500 | 5,000 |",
-        "| vs nlpipe | 1.00x | 0.40x |"])
+        "| vs nlpipe | 1.00x | 0.40x |",
+        "| CPU seconds | 1.50 | - |",
+        "| tokens/s of CPU time | 16,667 | - |",
+        "| vs nlpipe (CPU) | 1.00x | - |"])
 
 
 def test_one_core_uses_taskset_when_present(monkeypatch):
