@@ -187,7 +187,7 @@ def peer_rows(args: Any, gold: List[Any]) -> Dict[str, Any]:
     own tagging: UAS/LAS, UPOS/XPOS, speed (best of ``--repeat``, loading excluded), not-trees."""
     out: Dict[str, Any] = {}
     n_sent, n_words = len(gold), sum(len(s.words) for s in gold)
-    for name, entry in P.available(Path(args.peers)).items():
+    for name, entry in P.available(Path(args.peers), parse=True).items():
         if "skipped" in entry:
             out[name] = entry
             continue

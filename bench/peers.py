@@ -277,9 +277,9 @@ def spacy_runner(model_dir: Path, parse: bool) -> Callable[[List[Any]], List[Any
     return run
 
 
-def available(peers: Path = PEERS) -> Dict[str, Any]:
-    """Trained peer models under ``peers`` by name ("udpipe", "spacy"), each {"path", "info"} or
-    {"skipped": why}."""
+def available(peers: Path = PEERS, parse: bool = False) -> Dict[str, Any]:
+    """Trained en_ewt peer models under ``peers`` by name ("udpipe", "spacy"), each {"path", "info"}
+    or {"skipped": why}; with ``parse``, a UDPipe 1 model trained without a parser is skipped."""
     info = _info(peers)
     out: Dict[str, Any] = {}
     for name, module, path in (("udpipe", "ufal.udpipe", udpipe_path(peers)),
@@ -288,6 +288,8 @@ def available(peers: Path = PEERS) -> Dict[str, Any]:
             out[name] = {"skipped": f"{module} is not installed (make bench-peers)"}
         elif not path.exists():
             out[name] = {"skipped": f"no model under {peers} (python bench/peers.py)"}
+        elif name == "udpipe" and parse and "parser" not in udpipe_components(info.get(name, {})):
+            out[name] = {"skipped": f"{path} has no parser (trained with --udpipe-parser none)"}
         else:
             out[name] = {"path": path, "info": info.get(name, {})}
     return out

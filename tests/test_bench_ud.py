@@ -180,3 +180,12 @@ def test_udpipe_components_from_info():
     assert peers.udpipe_components({"component_seconds": {"tokenizer": 5.0, "tagger": 9.0}}) == ["tokenizer",
                                                                                                  "tagger"]
     assert peers.udpipe_components({"seconds": 3407}) == ["tagger", "parser"]   # trained before tokenizers
+
+
+def test_available_skips_a_udpipe_model_without_parser_for_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(peers, "installed", lambda module: module == "ufal.udpipe")
+    (tmp_path / "udpipe1-en_ewt.udpipe").write_bytes(b"model")
+    (tmp_path / "info.json").write_text(json.dumps({"udpipe": {"component_seconds": {"tokenizer": 1, "tagger": 2}}}))
+    assert peers.available(tmp_path)["udpipe"]["path"] == tmp_path / "udpipe1-en_ewt.udpipe"
+    assert "has no parser" in peers.available(tmp_path, parse=True)["udpipe"]["skipped"]
+    assert "spacy is not installed" in peers.available(tmp_path)["spacy"]["skipped"]
