@@ -189,3 +189,26 @@ def test_available_skips_a_udpipe_model_without_parser_for_parsing(tmp_path, mon
     assert peers.available(tmp_path)["udpipe"]["path"] == tmp_path / "udpipe1-en_ewt.udpipe"
     assert "has no parser" in peers.available(tmp_path, parse=True)["udpipe"]["skipped"]
     assert "spacy is not installed" in peers.available(tmp_path)["spacy"]["skipped"]
+
+
+def test_nlpipe_commands(tmp_path, monkeypatch):
+    py = sys.executable
+    nl = ud.NlpipeSystem("en_ewt", None, {"pos": "/m/pos", "parse": "/m/parse"}, None)
+    assert nl.annotate("gold", Path("in.conllu"), Path("out")) == [
+        py, "-m", "nlpipe", "annotate", "--stages", "pos,parse", "--model", "pos=/m/pos",
+        "--model", "parse=/m/parse", "-o", "out", "in.conllu"]
+    assert nl.tag("pos", Path("in.conllu"), Path("out")) == [py, "-m", "nlpipe", "pos", "-o", "out", "in.conllu",
+                                                             "--model", "/m/pos"]
+    assert "shipped models are English" in ud.NlpipeSystem("fr_sequoia", None, {}, None).skipped
+    _model(tmp_path, "tokenize", "tokenize")
+    _model(tmp_path, "pos", "pos")
+    monkeypatch.setattr(ud, "_annotate_has_models_option", lambda: True)
+    nl = ud.NlpipeSystem("fr_sequoia", str(tmp_path), {}, None)
+    assert nl.skipped is None
+    assert nl.annotate("raw", Path("t.txt"), Path("o")) == [
+        py, "-m", "nlpipe", "annotate", "--stages", "tokenize,pos", "--models", str(tmp_path), "-o", "o", "t.txt"]
+    monkeypatch.setattr(ud, "_annotate_has_models_option", lambda: False)
+    nl = ud.NlpipeSystem("fr_sequoia", str(tmp_path), {}, None)
+    assert nl.annotate("raw", Path("t.txt"), Path("o")) == [
+        py, "-m", "nlpipe", "annotate", "--stages", "tokenize,pos", "--model", f"tokenize={tmp_path / 'tokenize'}",
+        "--model", f"pos={tmp_path / 'pos'}", "-o", "o", "t.txt"]
