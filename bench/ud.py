@@ -61,6 +61,7 @@ CORPORA = P.CORPORA
 NOT_UD = ("ner", "predicates", "srl")              # stages that write no column the UD metrics read
 MODES = {"gold": "gold tokens", "raw": "raw text"}
 TAGGING = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas")
+PARSING = ("UAS", "LAS", "CLAS", "MLAS", "BLEX")
 ONE_CORE_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
@@ -323,6 +324,7 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     tags: Dict[str, Callable[[Path, Path], List[str]]] = {}
     info: Dict[str, Any] = {}
     no_raw = set()                                    # systems that cannot tokenize
+    unparsed = set()                                  # systems that do not parse: no UAS ... BLEX
     if not a.no_nlpipe:
         nl = NlpipeSystem(a.treebank, a.models, parse_model_pairs(a.model or []),
                           [s.strip() for s in a.stages.split(",") if s.strip()] if a.stages else None)
@@ -347,6 +349,8 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
             tags["udpipe"] = lambda src, out, m=model: udpipe_command(m, "gold", src, out, parse=False)
             if "tokenizer" not in parts:
                 no_raw.add("udpipe")
+            if "parser" not in parts:
+                unparsed.add("udpipe")
             names["udpipe"] = f"UDPipe 1 {info['udpipe'].get('version', '')}".strip()
     for k, why in skipped.items():
         print(f"bench/ud.py: {names[k]} not run: {why}", file=sys.stderr)
@@ -367,7 +371,11 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         result.setdefault("commands", {})[mode] = {k: " ".join(c) for k, c in commands.items()}
         times = timed_runs(commands, a.repeat)
         speed = speed_fields(times, n)
-        result["modes"][mode] = {k: {"metrics": ud_eval(test, outs[k]), **speed[k]} for k in systems}
+        result["modes"][mode] = {k: {"metrics": {m: None if k in unparsed and m in PARSING else v
+                                                 for m, v in ud_eval(test, outs[k]).items()}, **speed[k]}
+                                 for k in systems}
+    for k in unparsed:
+        result.setdefault("notes", {})[k] = "the model has no parser: no UAS, LAS, CLAS, MLAS, BLEX"
     if a.tagging and tags:
         outs = {k: work / f"{k}-tagging.conllu" for k in tags}
         commands = {k: f(inputs["gold"], outs[k]) for k, f in tags.items()}
@@ -392,11 +400,13 @@ def report(result: Dict[str, Any], names: Dict[str, str]) -> str:
                            "wall seconds)", names, scores, UD_METRICS, by_system))
     if "tagging" in result:
         by_system = {k: v for k, v in result["tagging"].items() if k != "command"}
-        tag_names = {k: f"{names[k]} ({result['tagging']['command'][k]})" for k in names if k in by_system}
+        tag_names = {k: f"{names[k]} ({result['tagging']['command'][k]})" for k in names}
         parts.append(table("Tagging step alone on gold tokens (whole command, one core)", tag_names,
                            {k: v["metrics"] for k, v in by_system.items()}, TAGGING, by_system))
     for k, why in result["skipped"].items():
         parts.append(f"{names[k]}: not run: {why}")
+    for k, why in result.get("notes", {}).items():
+        parts.append(f"{names[k]}: {why}")
     return "\n\n".join(parts)
 
 
