@@ -131,6 +131,9 @@ def models_in(folder: Path) -> Dict[str, Path]:
 def ud_stages(mode: str, have: Sequence[str], asked: Optional[Sequence[str]] = None) -> List[str]:
     """The stages nlpipe runs for ``mode`` ("gold" or "raw"): ``asked`` if given, else those of
     ``have`` that write UD columns, in pipeline order; tokenize only on raw text."""
+    unknown = [s for s in asked or () if s not in STAGES]
+    if unknown:
+        raise BenchError(f"--stages: unknown {', '.join(unknown)} (expected some of: {', '.join(STAGES)})")
     chosen = list(asked) if asked else [s for s in have if s not in NOT_UD]
     if mode == "gold":
         chosen = [s for s in chosen if s != "tokenize"]

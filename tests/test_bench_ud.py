@@ -129,6 +129,8 @@ def test_one_core_uses_taskset_when_present(monkeypatch):
     (["--repeat", "0"], "--repeat must be at least 1"),
     (["--modes", "gold,text"], "--modes: unknown text"),
     (["--treebank", "xx_none"], "xx_none-ud-test.conllu: no such file"),
+    (["--stages", "pos,lemmas"], "--stages: unknown lemmas"),
+    (["--models", "/nonexistent/models"], "--models /nonexistent/models: not a directory"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, message):
     (tmp_path / "en_t-ud-test.conllu").write_text(SENT)
