@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -154,22 +154,35 @@ def train_udpipe(corpus: Path, peers: Path, tagger: str, parser: str, tokenizer:
               f"{wanted[comp]!r})", file=sys.stderr, flush=True)
         t0 = time.time()
         _write(path, _udpipe_train(train, dev, opts))
-        seconds[comp] = round(time.time() - t0, 1)
-        (parts / f"{comp}.seconds").write_text(str(seconds[comp]))
+        record = {"seconds": round(time.time() - t0, 1), "options": wanted[comp]}
+        (parts / f"{comp}.json").write_text(json.dumps(record))
     if only is not None:
         return parts / f"{only}.udpipe"
     for comp in COMPONENTS:
-        kept = parts / f"{comp}.seconds"
-        if wanted[comp] != "none" and comp not in seconds:
-            seconds[comp] = float(kept.read_text()) if kept.is_file() else None
+        if wanted[comp] != "none":
+            seconds[comp], wanted[comp] = _part_record(parts, comp, wanted[comp])
     joined = {c: "none" if wanted[c] == "none" else f"from_model=file:{parts / (c + '.udpipe')}"
               for c in COMPONENTS}
     _write(out, _udpipe_train(train, dev, joined))
     _save_info(peers, udpipe_info_key(treebank), {
-        "seconds": round(sum(v for v in seconds.values() if v), 1), "component_seconds": seconds, "version": _udpipe_version(),
-        "treebank": treebank, "train": str(files["train"]), "dev": str(files["dev"]),
-        "options": f"method morphodita_parsito, tokenizer {tokenizer}, tagger {tagger}, parser {parser}"})
+        "seconds": round(sum(v for v in seconds.values() if v), 1), "component_seconds": seconds,
+        "version": _udpipe_version(), "treebank": treebank, "train": str(files["train"]), "dev": str(files["dev"]),
+        "options": "method morphodita_parsito, " + ", ".join(f"{c} {wanted[c]}" for c in COMPONENTS)})
     return out
+
+
+def _part_record(parts: Path, comp: str, options: str) -> Tuple[Optional[float], str]:
+    """Training seconds and options of a kept component (the options asked now when the part does
+    not record its own, as parts trained before the records did not)."""
+    record = parts / f"{comp}.json"
+    if record.is_file():
+        kept = json.loads(record.read_text())
+        if kept["options"] != options:
+            print(f"peers: the kept {comp} was trained with {kept['options']!r}, not {options!r} (delete "
+                  f"{parts / (comp + '.udpipe')} to retrain it)", file=sys.stderr)
+        return kept["seconds"], kept["options"]
+    old = parts / f"{comp}.seconds"
+    return (float(old.read_text()) if old.is_file() else None), options
 
 
 def _udpipe_version() -> str:

@@ -214,3 +214,12 @@ def test_nlpipe_commands(tmp_path, monkeypatch):
     assert nl.annotate("raw", Path("t.txt"), Path("o")) == [
         py, "-m", "nlpipe", "annotate", "--stages", "tokenize,pos", "--model", f"tokenize={tmp_path / 'tokenize'}",
         "--model", f"pos={tmp_path / 'pos'}", "-o", "o", "t.txt"]
+
+
+def test_kept_udpipe_parts_keep_their_own_options(tmp_path, capsys):
+    (tmp_path / "tagger.json").write_text(json.dumps({"seconds": 12.5, "options": "iterations=2"}))
+    assert peers._part_record(tmp_path, "tagger", "iterations=6") == (12.5, "iterations=2")
+    assert "trained with 'iterations=2', not 'iterations=6'" in capsys.readouterr().err
+    (tmp_path / "parser.seconds").write_text("30.0")            # a part kept before the records
+    assert peers._part_record(tmp_path, "parser", "iterations=6") == (30.0, "iterations=6")
+    assert peers._part_record(tmp_path, "tokenizer", "epochs=100") == (None, "epochs=100")
