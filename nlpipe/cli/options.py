@@ -33,6 +33,9 @@ OUTPUT = click.option("-o", "--output", default="-", metavar="OUT", help="Output
 MODEL = click.option("-m", "--model", default=None, metavar="M",
                      help="Model directory or shipped model name (default: the shipped default; "
                           "see 'nlpipe models').")
+MODELS_FOLDER = click.option("--models", "models_folder", default=None, metavar="DIR",
+                             help="A folder of model folders (as 'nlpipe train pipeline' writes), or the name of "
+                                  "one in a folder of $NLPIPE_MODELS: its model for each stage.")
 DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
                       help="Where torch models run (auto: cuda when available).")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
