@@ -23,8 +23,9 @@ ARTICLES = ["la", "si"]
 PREPS = ["ko", "ma", "tu"]
 
 
-def sentence(rng: random.Random, n: int) -> Tuple[str, List[str]]:
-    """One sentence ``ART NOUN [ADJ] VERB PREP ART NOUN .``: its ``# text`` and its CoNLL-U lines."""
+def sentence(rng: random.Random, n: int, lemmas_feats: bool = True) -> Tuple[str, List[str]]:
+    """One sentence ``ART NOUN [ADJ] VERB PREP ART NOUN .``: its ``# text`` and its CoNLL-U lines
+    (LEMMA and FEATS ``_`` unless ``lemmas_feats``)."""
     art1, noun1, verb = rng.choice(ARTICLES), rng.choice(NOUNS), rng.choice(VERBS)
     prep, art2, noun2 = rng.choice(PREPS), rng.choice(ARTICLES), rng.choice(NOUNS)
     adj = rng.choice(ADJS) if rng.random() < 0.4 else None
@@ -50,17 +51,19 @@ def sentence(rng: random.Random, n: int) -> Tuple[str, List[str]]:
         misc = "SpaceAfter=No" if i == len(words) - 1 else "_"
         if contraction and i in (p, p + 1):
             misc = "_"
+        if not lemmas_feats:
+            lemma, feats = "_", "_"
         rows.append(f"{i}\t{form}\t{lemma}\t{upos}\t_\t{feats}\t{head}\t{rel}\t_\t{misc}")
     raw = " ".join(text[:-1]) + text[-1]
     return raw, [f"# sent_id = s{n}", f"# text = {raw}"] + rows
 
 
-def write_treebank(path: Path, count: int, seed: int) -> List[str]:
+def write_treebank(path: Path, count: int, seed: int, lemmas_feats: bool = True) -> List[str]:
     """Write ``count`` sentences (a paragraph every 5) and return their texts."""
     rng = random.Random(seed)
     texts, lines = [], []
     for n in range(count):
-        raw, rows = sentence(rng, n)
+        raw, rows = sentence(rng, n, lemmas_feats)
         if n % 5 == 0:
             rows.insert(0, "# newpar")
         texts.append(raw)
@@ -223,6 +226,22 @@ def test_no_file_of_an_english_model_in_the_pipeline(trained):
     for vocab in out.rglob("vocab.json"):
         words = json.loads(vocab.read_text(encoding="utf-8")).get("words", [])
         assert {w.lower() for w in words} <= forms, vocab
+
+
+def test_a_treebank_without_xpos_lemmas_or_features_trains_and_they_stay_blank(tmp_path):
+    from nlpipe.io.conllu import parse_string
+
+    write_treebank(tmp_path / "t.conllu", 30, seed=4, lemmas_feats=False)
+    write_treebank(tmp_path / "d.conllu", 8, seed=5, lemmas_feats=False)
+    code, _, stderr = nlpipe("train", "pipeline", "--train", str(tmp_path / "t.conllu"), "--dev", str(tmp_path / "d.conllu"),
+                             "--out", str(tmp_path / "m"), "--lang", "qkl", "--parts", "pos,parse-transition", *QUICK)
+    assert code == 0, stderr
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["parse-transition", "pos"]
+    code, stdout, stderr = nlpipe("annotate", "--models", str(tmp_path / "m"), str(tmp_path / "d.conllu"))
+    assert code == 0, stderr
+    words = [w for s in parse_string(stdout) for w in s.words]
+    assert words and all(w[3] != "_" and w[6] != "_" for w in words)           # UPOS, HEAD
+    assert all((w[2], w[4], w[5]) == ("_", "_", "_") for w in words)            # LEMMA, XPOS, FEATS
 
 
 def test_pipeline_option_errors(tmp_path):

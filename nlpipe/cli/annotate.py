@@ -30,7 +30,9 @@ def model_map(models: tuple) -> Dict[str, str]:
                    "model in the same language; with no model given, every stage with a shipped model).")
 @click.option("-m", "--model", "models", multiple=True, metavar="STAGE=M",
               help="Model for one stage (directory or shipped name); repeatable.")
-@O.MODELS_FOLDER
+@click.option("--models", "models_folder", default=None, metavar="DIR",
+              help="A folder of model folders (as 'nlpipe train pipeline' writes), or the name of one in a "
+                   "folder of $NLPIPE_MODELS: its model for each stage (--model overrides one).")
 @click.option("--allow-mixed-languages", is_flag=True,
               help="Run models of different languages in one chain (refused by default).")
 @click.option("--keep-existing", is_flag=True,

@@ -444,6 +444,7 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
     for text in part_options:
         part, name, value = parse_part_option(text)
         per_part.setdefault(part, {})[name] = value
+    # --vectors FILE: once the trainers take word vectors, give it here as PipelineOptions(vectors=FILE)
     options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device,
                               max_minutes=max_minutes, part_options=per_part,
                               parts=[p.strip() for p in parts.split(",") if p.strip()])

@@ -60,6 +60,17 @@ def no_english_resources(lang: str) -> bool:
     return lang != ENGLISH
 
 
+def english_default(trainer: Callable[..., Any], name: str) -> bool:
+    """Whether ``trainer``'s default for argument ``name`` is a shipped model in English (the EWT
+    word rules of the tokenizer trainer)."""
+    from nlpipe.registry import MODELS_DIR, model_language
+
+    param = inspect.signature(trainer).parameters.get(name)
+    default = None if param is None else param.default
+    return isinstance(default, str) and (MODELS_DIR / default / "config.json").is_file() \
+        and model_language(MODELS_DIR / default) == ENGLISH
+
+
 def vector_options(trainer: Callable[..., Any], options: PipelineOptions) -> Dict[str, Any]:
     """The word-vector arguments for ``trainer``: ``vectors=FILE`` where the trainer takes it (the
     hook for ``--vectors``), else nothing; trainers without the argument get no vectors at all
@@ -124,7 +135,7 @@ def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, m
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads}
     if minutes is not None:
         defaults["time_limit"] = 60.0 * minutes
-    if no_english_resources(options.lang):
+    if no_english_resources(options.lang) and english_default(trainer, "rules"):
         defaults["rules"] = None       # not the EWT word rules and Punkt parameters
     kwargs, _ = _given("tokenize", options, defaults)
     trainer(train, dev, str(out), log=log, **kwargs)
@@ -136,7 +147,8 @@ def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minu
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed,
                                 **vector_options(pos.train_model, options)}
-    if no_english_resources(options.lang) and "vectors" not in defaults:
+    if no_english_resources(options.lang) and "vectors" not in defaults \
+            and inspect.signature(pos.train_model).parameters["clusters"].default is True:
         defaults["clusters"] = False   # the clusters are k-means over English GloVe
     kwargs, hyper = _given("pos", options, defaults)
     try:
@@ -164,7 +176,8 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
                                 **vector_options(biaffine.train, options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
-    if no_english_resources(options.lang) and "vectors" not in defaults:
+    if no_english_resources(options.lang) and "vectors" not in defaults \
+            and "glove" in inspect.signature(biaffine.train).parameters:
         import numpy as np
 
         defaults["glove"] = ([], np.zeros((0, 0), dtype=np.float32))   # no English GloVe words or vectors
