@@ -105,3 +105,14 @@ def test_nlpipe_models_lists_user_folders_and_refuses_a_missing_one(tmp_path, mo
         main(["models", "--models", str(tmp_path / "nope")])
     assert e.value.code == 2
     assert capsys.readouterr().err == f"nlpipe: error: --models {tmp_path / 'nope'}: no such folder\n"
+
+
+def test_every_trainer_takes_the_language():
+    import click
+
+    from nlpipe.cli import cli
+
+    train = cli.get_command(click.Context(cli), "train")
+    for name in ("tokenize", "pos", "parse", "ner", "srl", "pipeline"):
+        command = train.get_command(click.Context(train), name)
+        assert "--lang" in [o for p in command.params for o in getattr(p, "opts", [])], name

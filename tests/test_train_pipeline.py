@@ -262,3 +262,23 @@ def test_pipeline_option_errors(tmp_path):
                              "--parts", "pos", "--set", "pos.nonsense=1")
     assert code == 2 and stderr.startswith("nlpipe: error: --set pos.nonsense: the pos trainer has no option "
                                            "'nonsense' (it takes: ")
+
+
+def test_the_time_budget_is_shared():
+    from nlpipe.train.pipeline import share
+
+    assert share("tokenize", 60.0, 60.0) == 15.0          # a quarter of the budget
+    assert share("tokenize", 60.0, 10.0) == 10.0          # never more than is left
+    assert share("pos", 60.0, 50.0) is None and share("parse-transition", 60.0, 50.0) is None
+    assert share("parse", 60.0, 31.5) == 31.5             # the biaffine parser: what is left
+    assert share("parse", 60.0, -3.0) == 1.0              # and at least a minute
+
+
+def test_part_options_are_read_as_json_or_text():
+    from nlpipe.train.pipeline import parse_part_option
+
+    assert parse_part_option("parse.epochs=2") == ("parse", "epochs", 2)
+    assert parse_part_option("pos.two-pass=true") == ("pos", "two_pass", True)
+    assert parse_part_option('parse.hyper={"hidden": 8}') == ("parse", "hyper", {"hidden": 8})
+    assert parse_part_option("tokenize.dilations=1,2,4") == ("tokenize", "dilations", "1,2,4")
+    assert parse_part_option("parse-transition.mode=full") == ("parse-transition", "mode", "full")
