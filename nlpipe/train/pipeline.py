@@ -148,7 +148,7 @@ def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minu
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed,
                                 **vector_options(pos.train_model, options)}
     if no_english_resources(options.lang) and "vectors" not in defaults \
-            and inspect.signature(pos.train_model).parameters["clusters"].default is True:
+            and getattr(inspect.signature(pos.train_model).parameters.get("clusters"), "default", None) is True:
         defaults["clusters"] = False   # the clusters are k-means over English GloVe
     kwargs, hyper = _given("pos", options, defaults)
     try:
