@@ -136,6 +136,8 @@ def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(
         at = next(i for i, line in enumerate(lines) if line.startswith(head))
         assert lines[at + 1].strip().startswith("dev ") and any(metric in x for x in lines[at + 1:at + 5])
     assert lines[-1].startswith("pipeline (qkl): ") and lines[-1].endswith(str(out))
+    pos = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["training"]["scores"]
+    assert {"dev_upos", "dev_lemmas", "dev_ufeats"} <= set(pos)   # the treebank has lemmas and features
 
 
 def test_loading_a_model_exposes_its_language(trained):
@@ -169,12 +171,16 @@ def test_annotate_models_by_name_from_nlpipe_models(trained, monkeypatch):
 
 
 def test_default_stages_are_those_with_a_model_in_the_language(trained):
+    from nlpipe.io.conllu import parse_string
+
     out, root, _ = trained
     gold = root / "dev.conllu"
     code, stdout, stderr = nlpipe("annotate", "--model", f"pos={out / 'pos'}", "--model", f"parse={out / 'parse'}",
                                   str(gold))
     assert code == 0, stderr
     assert "NE=" not in stdout and "Pred=" not in stdout and "SRL=" not in stdout
+    words = [w for s in parse_string(stdout) for w in s.words]
+    assert all(w[2] != "_" and w[3] != "_" and w[6] != "_" for w in words)   # LEMMA, UPOS, HEAD
 
 
 def test_mixed_languages_are_refused_unless_allowed(trained):
