@@ -138,6 +138,8 @@ def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(
     assert lines[-1].startswith("pipeline (qkl): ") and lines[-1].endswith(str(out))
     pos = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["training"]["scores"]
     assert {"dev_upos", "dev_lemmas", "dev_ufeats"} <= set(pos)   # the treebank has lemmas and features
+    tagger = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["model"]
+    assert tagger["margin"] == 1.0     # a tagger trained on template prefixes tags at its training margin
 
 
 def test_loading_a_model_exposes_its_language(trained):
