@@ -76,8 +76,8 @@ def write_treebank(path: Path, count: int, seed: int, lemmas_feats: bool = True)
 # One small pipeline, trained once for the tests below
 
 # small trainers, so that the whole pipeline trains in seconds
-QUICK = ["--set", "tokenize.epochs=4", "--set", "tokenize.dilations=1,2,4", "--set", "tokenize.length=128",
-         "--set", "tokenize.channels=16", "--set", "pos.epochs=2", "--set", "pos.order=baseline",
+QUICK = ["--set", "tokenize.epochs=8", "--set", "tokenize.dilations=1,2,4", "--set", "tokenize.length=128",
+         "--set", "tokenize.channels=16", "--set", "tokenize.lr=0.01", "--set", "tokenize.ema_decay=0.5", "--set", "pos.epochs=2", "--set", "pos.order=baseline",
          "--set", "parse-transition.epochs=2", "--set", "parse.epochs=2",
          "--set", 'parse.hyper={"hidden": 16, "layers": 1, "arc_dim": 32, "rel_dim": 16}']
 RAW = "La kemi kosar zum desak. Si balu hatu vai mino.\n"
@@ -162,6 +162,10 @@ def test_annotate_models_runs_the_pipeline_on_raw_text(trained):
     assert all(w[4] == "_" for w in words)                      # the treebank has no XPOS
     assert all(w[6] != "_" and w[7] != "_" for w in words)      # parsed
     assert "NE=" not in stdout and "Pred=" not in stdout        # no English NER or SRL ran
+    # the made-up contractions come out as multiword tokens with the treebank's expansions
+    assert [s.text() for s in sentences] == ["La kemi kosar zum desak.", "Si balu hatu vai mino."]
+    assert "4-5\tzum\t" in stdout and "\n4\tko\t" in stdout and "\n5\tla\t" in stdout
+    assert "4-5\tvai\t" in stdout and "\n4\tma\t" in stdout
 
 
 def test_annotate_models_by_name_from_nlpipe_models(trained, monkeypatch):
@@ -226,11 +230,16 @@ def test_no_file_of_an_english_model_in_the_pipeline(trained):
     english = {digest(p) for p in MODELS_DIR.rglob("*") if p.is_file()}
     mine = [p for p in out.rglob("*") if p.is_file()]
     assert mine and not [p for p in mine if digest(p) in english]
-    tokenizer = json.loads((out / "tokenize" / "config.json").read_text(encoding="utf-8"))
-    assert tokenizer["model"].get("rules") is None and tokenizer["model"].get("punkt") is None  # no Punkt/EWT rules
-    # no GloVe words: every vocabulary word is a word of the training data
     forms = {line.split("\t")[1].lower() for line in (root / "train.conllu").read_text(encoding="utf-8").splitlines()
              if line and not line.startswith("#")}
+    # the tokenizer's word rules and Punkt parameters are learned from this treebank: no English in them
+    tokenizer = out / "tokenize"
+    rules = json.loads((tokenizer / "rules.json").read_text(encoding="utf-8"))
+    assert rules["english"] is False and rules["abbreviations"] == [] and rules["splits"] == {}
+    punkt = json.loads((tokenizer / "punkt.json").read_text(encoding="utf-8"))
+    words = set(punkt["ortho_context"]) | set(punkt["sent_starters"]) | set(punkt["abbrev_types"])
+    assert words and {w.rstrip(".") for w in words} <= forms
+    # no GloVe words: every vocabulary word is a word of the training data
     for vocab in out.rglob("vocab.json"):
         words = json.loads(vocab.read_text(encoding="utf-8")).get("words", [])
         assert {w.lower() for w in words} <= forms, vocab

@@ -424,6 +424,7 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @click.option("--set", "part_options", multiple=True, metavar="PART.OPTION=VALUE",
               help="An option of one part's trainer, as its training function names it (e.g. parse.epochs=2, "
                    "pos.wrapper_steps=3); repeatable.")
+@O.VECTORS
 @O.LANG
 @O.SEED
 @O.MAX_MINUTES
@@ -431,8 +432,8 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @O.DEVICE
 @O.AS_JSON
 def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
-                   lang: Optional[str], seed: int, max_minutes: Optional[float], threads: int, device: str,
-                   as_json: bool) -> None:
+                   vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
+                   threads: int, device: str, as_json: bool) -> None:
     """Train a whole pipeline (tokenizer, tagger, both parsers) from a treebank's train and dev files
     into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
     --max-minutes (default 55): the tokenizer takes at most a quarter, the biaffine parser what is left."""
@@ -444,8 +445,7 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
     for text in part_options:
         part, name, value = parse_part_option(text)
         per_part.setdefault(part, {})[name] = value
-    # --vectors FILE: once the trainers take word vectors, give it here as PipelineOptions(vectors=FILE)
-    options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device,
+    options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device, vectors=vectors,
                               max_minutes=max_minutes, part_options=per_part,
                               parts=[p.strip() for p in parts.split(",") if p.strip()])
     result = run(train_file, dev_file, out, options, log=_log())

@@ -9,10 +9,9 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
                        ``nlpipe annotate --models OUT`` runs for parse (the other: ``--model
                        parse=OUT/parse-transition``)
 
-Nothing English goes into a model of another language: no English word rules or Punkt parameters in
-the tokenizer, no GloVe vectors or clusters in the tagger and parsers, unless ``--vectors`` gives
-vectors of the language (passed to every trainer that takes them). English pipelines keep the
-trainers' English defaults. The pipeline's own choices over the trainers' defaults: the tagger tags
+Nothing English goes into a model of another language: each trainer keeps its English resources (the
+EWT word rules, GloVe vectors and clusters) for ``en`` only, and the pipeline passes ``--lang`` to
+every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The pipeline's own choices over the trainers' defaults: the tagger tags
 at its training margin (:data:`TAGGER_MARGIN`), the tokenizer averages its weights with a shorter
 memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words.
 
@@ -35,7 +34,6 @@ from nlpipe.io.model_dir import UNDETERMINED, read_config
 
 PARTS = ("tokenize", "pos", "parse-transition", "parse")
 STAGE_OF = {"tokenize": "tokenize", "pos": "pos", "parse-transition": "parse", "parse": "parse"}
-ENGLISH = "en"                 # the language of the English defaults (GloVe, the EWT tokenizer rules)
 DEFAULT_MINUTES = 55.0         # a ~50k-word treebank on 2 CPU cores, with some time to spare under an hour
 TOKENIZE_SHARE = 0.25
 # The tokenizer's weight average per update: its own default, 0.998, suits EWT (~1M characters); on
@@ -57,36 +55,15 @@ class PipelineOptions:
     threads: int = 1
     device: str = "cpu"
     max_minutes: Optional[float] = None
-    vectors: Optional[str] = None  # word vectors of the language (text format), for trainers taking them
+    vectors: Optional[str] = None  # word vectors (text format) for the tagger and the biaffine parser
     parts: Sequence[str] = PARTS
     part_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
 
-def no_english_resources(lang: str) -> bool:
-    """Whether the trainers' English defaults (GloVe, the EWT tokenizer rules) must stay out."""
-    return lang != ENGLISH
-
-
-def english_default(trainer: Callable[..., Any], name: str) -> bool:
-    """Whether ``trainer``'s default for argument ``name`` is a shipped model in English (the EWT
-    word rules of the tokenizer trainer)."""
-    from nlpipe.registry import MODELS_DIR, model_language
-
-    param = inspect.signature(trainer).parameters.get(name)
-    default = None if param is None else param.default
-    return isinstance(default, str) and (MODELS_DIR / default / "config.json").is_file() \
-        and model_language(MODELS_DIR / default) == ENGLISH
-
-
-def vector_options(trainer: Callable[..., Any], options: PipelineOptions) -> Dict[str, Any]:
-    """The word-vector arguments for ``trainer``: ``vectors=FILE`` where the trainer takes it (the
-    hook for ``--vectors``), else nothing; trainers without the argument get no vectors at all
-    outside English (see each part below)."""
-    if options.vectors is not None:
-        if "vectors" not in inspect.signature(trainer).parameters:
-            raise NlpipeError(f"--vectors: the {trainer.__module__} trainer does not take word vectors yet")
-        return {"vectors": options.vectors}
-    return {}
+def vector_options(options: PipelineOptions) -> Dict[str, Any]:
+    """``vectors=`` for the tagger and the biaffine parser when ``--vectors`` was given; otherwise each
+    trainer's own default (English GloVe for ``en`` only, none for other languages)."""
+    return {} if options.vectors is None else {"vectors": options.vectors}
 
 
 def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
@@ -144,8 +121,6 @@ def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, m
         defaults["time_limit"] = 60.0 * minutes
     if "ema_decay" in inspect.signature(trainer).parameters:
         defaults["ema_decay"] = TOKENIZER_EMA
-    if no_english_resources(options.lang) and english_default(trainer, "rules"):
-        defaults["rules"] = None       # not the EWT word rules and Punkt parameters
     kwargs, _ = _given("tokenize", options, defaults)
     trainer(train, dev, str(out), log=log, **kwargs)
 
@@ -157,10 +132,7 @@ def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minu
     # The tagger trains on prefixes of its templates (dynamic mode) up to the one where the margin
     # holds, so it tags at that margin: with every template, fr_sequoia dev UPOS fell from 97.00 to 91.32.
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "margin": TAGGER_MARGIN,
-                                **vector_options(pos.train_model, options)}
-    if no_english_resources(options.lang) and "vectors" not in defaults \
-            and getattr(inspect.signature(pos.train_model).parameters.get("clusters"), "default", None) is True:
-        defaults["clusters"] = False   # the clusters are k-means over English GloVe
+                                **vector_options(options)}
     kwargs, hyper = _given("pos", options, defaults)
     try:
         pos.train_model(train, dev, str(out), pos.TrainOptions(**hyper), log=log, **kwargs)
@@ -184,15 +156,9 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
                                 "device": options.device, "pos_source": "gold (the training file)",
-                                **vector_options(biaffine.train, options)}
+                                **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
-    if no_english_resources(options.lang) and "vectors" not in defaults \
-            and "glove" in inspect.signature(biaffine.train).parameters:
-        import numpy as np
-
-        defaults["glove"] = ([], np.zeros((0, 0), dtype=np.float32))   # no English GloVe words or vectors
-        defaults["glove_top"] = 0
     kwargs, _ = _given("parse", options, defaults)
     biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
 
