@@ -9,14 +9,16 @@ Architectures are looked up in the closed table :data:`ARCHS`, never imported fr
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.io.model_dir import read_config
 
 STAGES = ("tokenize", "pos", "parse", "ner", "predicates", "srl")
 MODELS_DIR = Path(__file__).resolve().parent / "shipped"
+MODELS_PATH = "NLPIPE_MODELS"   # environment: the user's folders of models, os.pathsep-separated
 
 # arch name (versioned) -> "module:loader"; the loader takes (model_dir, config, **options).
 ARCHS: Dict[str, str] = {
@@ -48,6 +50,68 @@ def shipped_models() -> List[Path]:
     return sorted(p for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
 
 
+def model_stages(config: Dict[str, Any]) -> List[str]:
+    """The stages a model serves: its stage and its ``also_stages``."""
+    return [config["stage"]] + [s for s in config.get("also_stages", []) if s != config["stage"]]
+
+
+def model_language(model_dir: Path) -> str:
+    """The language code a model records (``"und"``: undetermined)."""
+    return read_config(model_dir)["language"]
+
+
+def user_model_roots(extra: Sequence[str] = ()) -> List[Path]:
+    """The user's folders of models: those of the ``NLPIPE_MODELS`` path, then ``extra``."""
+    listed = [p for p in os.environ.get(MODELS_PATH, "").split(os.pathsep) if p]
+    return [Path(p) for p in listed + list(extra)]
+
+
+def models_under(root: Path, depth: int = 2) -> List[Path]:
+    """Model directories at or under ``root`` (the folder itself when it is one; else its
+    subfolders, ``depth`` levels down: a folder of pipelines holds folders of models)."""
+    root = Path(root)
+    if (root / "config.json").is_file():
+        return [root]
+    if depth <= 0 or not root.is_dir():
+        return []
+    return [m for sub in sorted(p for p in root.iterdir() if p.is_dir()) for m in models_under(sub, depth - 1)]
+
+
+def find_pipeline(folder: str) -> Path:
+    """A folder of models: a path, or the name of a folder in one of the ``NLPIPE_MODELS`` folders."""
+    p = Path(folder)
+    if p.is_dir():
+        return p
+    for root in user_model_roots():
+        if (root / folder).is_dir():
+            return root / folder
+    where = f" nor a folder in ${MODELS_PATH}" if os.environ.get(MODELS_PATH) else ""
+    raise ModelError(f"{folder}: no such folder of models (not a directory{where})")
+
+
+def pipeline_models(folder: str) -> Dict[str, Path]:
+    """Stage -> model directory for a folder of model folders (as ``nlpipe train pipeline`` writes).
+    Where several models serve one stage, the folder named after the stage does (``parse``, not
+    ``parse-transition``); without one, that is an error naming them."""
+    root = find_pipeline(folder)
+    serving: Dict[str, List[Path]] = {}
+    for path in models_under(root, depth=1):
+        for stage in model_stages(read_config(path)):
+            serving.setdefault(stage, []).append(path)
+    if not serving:
+        raise ModelError(f"{root}: no model folders in it (folders with a config.json)")
+    chosen: Dict[str, Path] = {}
+    for stage in STAGES:
+        paths = serving.get(stage, [])
+        named = [p for p in paths if p.name == stage]
+        if len(paths) == 1 or named:
+            chosen[stage] = (named or paths)[0]
+        elif paths:
+            raise ModelError(f"{root}: several models for stage {stage} ({', '.join(p.name for p in paths)}) and "
+                             f"none named {stage}; choose one with --model {stage}=PATH")
+    return chosen
+
+
 def resolve_model(stage: str, model: Optional[str]) -> Path:
     """Find the model directory for ``stage``: a path, a shipped model's name, or the default."""
     if stage not in STAGES:
@@ -75,4 +139,6 @@ def load_stage(stage: str, model: Optional[str] = None, **options: Any) -> Any:
     module, func = target.split(":")
     loader = getattr(importlib.import_module(module), func)
     # the loader sees which stage is asked for (a model with "also_stages" serves several)
-    return loader(model_dir, dict(config, stage=stage), **options)
+    loaded = loader(model_dir, dict(config, stage=stage), **options)
+    loaded.language = config["language"]   # whoever holds the stage can tell what language it expects
+    return loaded

@@ -26,9 +26,15 @@ def model_map(models: tuple) -> Dict[str, str]:
               help="Output file (default: stdout), or a directory (existing, or ending in /) for one "
                    "NAME.conllu per input; existing outputs there are not redone.")
 @click.option("--stages", default=None, metavar="S1,S2",
-              help="Comma-separated stages (default: every stage with a shipped model).")
+              help="Comma-separated stages (default: the stages with a model given, plus those with a shipped "
+                   "model in the same language; with no model given, every stage with a shipped model).")
 @click.option("-m", "--model", "models", multiple=True, metavar="STAGE=M",
               help="Model for one stage (directory or shipped name); repeatable.")
+@click.option("--models", "models_folder", default=None, metavar="DIR",
+              help="A folder of model folders (as 'nlpipe train pipeline' writes), or the name of one in a "
+                   "folder of $NLPIPE_MODELS: its model for each stage (--model overrides one).")
+@click.option("--allow-mixed-languages", is_flag=True,
+              help="Run models of different languages in one chain (refused by default).")
 @click.option("--keep-existing", is_flag=True,
               help="Skip a stage on sentences whose columns for it are already filled.")
 @click.option("--skip-bad", is_flag=True,
@@ -42,15 +48,22 @@ def model_map(models: tuple) -> Dict[str, str]:
 @click.option("--retries", type=int, default=2, show_default=True,
               help="With --cluster: times a failed file is tried again.")
 @O.DEVICE
-def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, keep_existing: bool,
-             skip_bad: bool, jobs: int, batch: int, progress: Optional[bool], cluster: Optional[str],
-             retries: int, device: str) -> None:
+def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
+             allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, jobs: int, batch: int,
+             progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
     """Run the chain in one process on raw text or CoNLL-U (read as CoNLL-U when tokenize is not
-    asked or the input looks like CoNLL-U)."""
+    asked or the input looks like CoNLL-U). Models of different languages are refused."""
+    from nlpipe.runtime.chain import plan_chain
     from nlpipe.runtime.pipeline import run_annotate
 
     chosen = model_map(models)
-    names = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+    asked = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+    if models_folder is not None:
+        from nlpipe.registry import pipeline_models
+
+        found = {s: str(p) for s, p in pipeline_models(models_folder).items() if not asked or s in asked}
+        chosen = {**found, **chosen}
+    names = plan_chain(asked, chosen, allow_mixed_languages)
     if cluster is not None:
         from nlpipe.runtime.distributed import run_cluster
 

@@ -1,40 +1,62 @@
-"""``nlpipe models``: the shipped models with their stage, architecture and scores."""
+"""``nlpipe models``: the shipped models and the user's (``$NLPIPE_MODELS``, ``--models DIR``) with their
+stage, language, architecture and dev scores."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
 
 import click
 
 
-def list_models() -> List[Dict[str, Any]]:
-    """One dict per shipped model: name, stage, arch, language, whether it is its stage's default, scores."""
+def model_row(path: Path, name: str, shipped: bool) -> Dict[str, Any]:
+    """What ``nlpipe models`` shows of one model directory (a shipped one may be its stage's default)."""
     from nlpipe.io.model_dir import read_config
-    from nlpipe.registry import DEFAULT_MODELS, shipped_models
+    from nlpipe.registry import DEFAULT_MODELS
 
-    rows = []
-    for path in shipped_models():
-        config = read_config(path)
-        rows.append({
-            "name": path.name,
-            "stage": config["stage"],
-            "arch": config["arch"],
-            "language": config["language"],
-            "default": path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
-            "scores": (config.get("training") or {}).get("scores", {}),
-        })
+    config = read_config(path)
+    return {
+        "name": name,
+        "path": str(path),
+        "stage": config["stage"],
+        "arch": config["arch"],
+        "language": config["language"],
+        "default": shipped and path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
+        "scores": (config.get("training") or {}).get("scores", {}),
+    }
+
+
+def list_models(folders: Sequence[str] = ()) -> List[Dict[str, Any]]:
+    """One dict per model: the shipped ones (named by their name), then those in the user's folders
+    (``NLPIPE_MODELS``, where a folder not there is skipped as in ``PATH``, then ``folders``, where it
+    is an error), named by their path."""
+    from nlpipe.errors import NlpipeError
+    from nlpipe.registry import models_under, shipped_models, user_model_roots
+
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise NlpipeError(f"--models {folder}: no such folder")
+    rows = [model_row(path, path.name, True) for path in shipped_models()]
+    for root in user_model_roots(folders):
+        rows += [model_row(path, str(path), False) for path in models_under(root)]
     return rows
 
 
 @click.command()
+@click.option("--models", "folders", multiple=True, metavar="DIR",
+              help="Also list the models in this folder (a model folder, a folder of them such as "
+                   "'nlpipe train pipeline' writes, or a folder of those); repeatable. The folders of "
+                   "$NLPIPE_MODELS (separated by ':') are listed too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON on stdout.")
-def models(as_json: bool) -> None:
-    """List the shipped models with their scores."""
-    rows = list_models()
+def models(folders: tuple, as_json: bool) -> None:
+    """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their language
+    and dev scores; * marks a stage's default."""
+    rows = list_models(folders)
     if as_json:
         click.echo(json.dumps(rows))
         return
+    width = max([24] + [len(r["name"]) for r in rows])
     for r in rows:
-        scores = ", ".join(f"{k} {v}" for k, v in r["scores"].items()) or "-"
+        scores = ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}" for k, v in r["scores"].items()) or "-"
         mark = "*" if r["default"] else " "
-        click.echo(f"{mark} {r['name']:<24} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")
+        click.echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")

@@ -13,8 +13,8 @@ Defaults, and why:
   models then know only their training words (and nothing English).
 - ``--glove-top 40000``: the embedding table is most of a neural model's size; recipes that want
   more words of the vectors (the shipped POS clusters and NER model: 100000) say so.
-- ``--max-minutes``: not given, each trainer keeps its own budget (biaffine 85, LISA 40, none for
-  the others); the same flag caps every trainer.
+- ``--max-minutes``: not given, each trainer keeps its own budget (biaffine 85, LISA 40, the whole
+  ``train pipeline`` 55, none for the others); the same flag caps every trainer.
 """
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ THREADS = click.option("--threads", type=click.IntRange(min=1), default=1, show_
                        help="torch / numpy CPU threads.")
 MAX_MINUTES = click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
                            metavar="MIN", help="Stop training before this many minutes have passed (default: "
-                                               "the trainer's own budget: biaffine parser 85, srl 40, others none).")
+                                               "the trainer's own budget: biaffine parser 85, srl 40, train pipeline 55 "
+                                               "in all, others none).")
 VECTORS = click.option("--vectors", default=None, metavar="FILE",
                        help="Word vectors: a word2vec or GloVe text file (a word and its numbers a line, most "
                             "frequent first; word2vec's 'N DIM' first line optional; .gz read as gzip), or 'none' "

@@ -17,6 +17,7 @@ from nlpipe.cli import options as O
 from nlpipe.cli.output import echo_result
 from nlpipe.errors import NlpipeError
 from nlpipe.registry import STAGES
+from nlpipe.train.pipeline import PARTS as PIPELINE_PARTS   # light: its trainers load when they run
 
 TRAINED_WITH = {"predicates": "srl"}   # stages whose model is another stage's (LISA does both)
 
@@ -407,6 +408,49 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
                         **O.given(max_minutes=max_minutes, lang=lang), **options)
     echo_result(result, f"srl: dev F1 {result['dev']['f1']:.2f} (gold predicates), predicates F1 "
                         f"{result['dev']['predicates_f1']:.2f} -> {options['out']}", as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# pipeline: every stage from one treebank
+
+@train.command(name="pipeline")
+@O.train_file("a UD treebank's training CoNLL-U (with # text; XPOS, FEATS, LEMMA may be '_')")
+@O.dev_file("the treebank's development CoNLL-U, for model selection")
+@click.option("--out", "out", required=True, metavar="DIR",
+              help="Folder to write, one model folder per part: tokenize, pos, parse (biaffine), "
+                   "parse-transition.")
+@click.option("--parts", default=",".join(PIPELINE_PARTS), show_default=True, metavar="P1,P2",
+              help="The parts to train (comma-separated).")
+@click.option("--set", "part_options", multiple=True, metavar="PART.OPTION=VALUE",
+              help="An option of one part's trainer, as its training function names it (e.g. parse.epochs=2, "
+                   "pos.wrapper_steps=3); repeatable.")
+@O.VECTORS
+@O.LANG
+@O.SEED
+@O.MAX_MINUTES
+@O.THREADS
+@O.DEVICE
+@O.AS_JSON
+def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
+                   vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
+                   threads: int, device: str, as_json: bool) -> None:
+    """Train a whole pipeline (tokenizer, tagger, both parsers) from a treebank's train and dev files
+    into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
+    --max-minutes (default 55): the tokenizer takes at most a quarter, the biaffine parser what is left."""
+    from nlpipe.io.model_dir import UNDETERMINED
+    from nlpipe.train.pipeline import PipelineOptions, parse_part_option, score_table
+    from nlpipe.train.pipeline import train_pipeline as run
+
+    per_part: Dict[str, Dict[str, Any]] = {}
+    for text in part_options:
+        part, name, value = parse_part_option(text)
+        per_part.setdefault(part, {})[name] = value
+    options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device, vectors=vectors,
+                              max_minutes=max_minutes, part_options=per_part,
+                              parts=[p.strip() for p in parts.split(",") if p.strip()])
+    result = run(train_file, dev_file, out, options, log=_log())
+    echo_result(result, "\n".join(score_table(result) + [f"pipeline ({result['language']}): "
+                                                         f"{result['minutes']} min -> {out}"]), as_json)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.conllu import DEPS, HEAD, ID, Sentence
-from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage
+from nlpipe.io.model_dir import UNDETERMINED
+from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage, model_language, resolve_model
 from nlpipe.stages.base import COLUMNS
 
 Warn = Callable[[str], None]
@@ -32,6 +33,36 @@ def resolve_stages(stages: Optional[Iterable[str]]) -> List[str]:
     if unknown:
         raise NlpipeError(f"unknown stage(s) {', '.join(unknown)} (expected some of: {', '.join(STAGES)})")
     return sorted(set(chosen), key=STAGES.index)
+
+
+def default_stages(models: Dict[str, str]) -> List[str]:
+    """The stages a chain runs when none are named: those with a model in ``models``, and those whose
+    shipped default is in the language of these models (every shipped stage when they name none,
+    e.g. when no model is given or all were trained without ``--lang``)."""
+    languages = {model_language(resolve_model(s, m)) for s, m in models.items()} - {UNDETERMINED}
+    shipped = [s for s in available_stages()
+               if not languages or model_language(resolve_model(s, None)) in languages]
+    return resolve_stages(list(models) + shipped)
+
+
+def check_languages(stages: Iterable[str], models: Dict[str, str]) -> None:
+    """Refuse a chain whose models record different languages (``und`` goes with any), in one line
+    naming each stage's model and language."""
+    found = [(s, resolve_model(s, models.get(s))) for s in stages]
+    langs = [(s, path, model_language(path)) for s, path in found]
+    if len({lang for _, _, lang in langs} - {UNDETERMINED}) > 1:
+        listed = ", ".join(f"{s} {models.get(s, path.name)} ({lang})" for s, path, lang in langs)
+        raise NlpipeError(f"the models are of different languages: {listed}; give models of one language "
+                          f"(--model STAGE=M, --models DIR, --stages) or --allow-mixed-languages")
+
+
+def plan_chain(stages: Optional[Iterable[str]], models: Dict[str, str], allow_mixed: bool = False) -> List[str]:
+    """The stages to run, in pipeline order: ``stages``, or the default for the models' language
+    (:func:`default_stages`); models of different languages are refused unless ``allow_mixed``."""
+    chosen = resolve_stages(stages) if stages else default_stages(models)
+    if not allow_mixed:
+        check_languages(chosen, models)
+    return chosen
 
 
 # ----------------------------------------------------------------------------------------------

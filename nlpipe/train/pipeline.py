@@ -1,0 +1,275 @@
+"""``nlpipe train pipeline``: a whole pipeline for one language from one treebank's train and dev files.
+
+Each part is trained by its stage's own public training function, into ``OUT/<part>``:
+
+    tokenize           the character segmenter (tokens, sentences, multiword tokens)
+    pos                the tagger (UPOS, and XPOS, lemmas and FEATS where the treebank has them)
+    parse-transition   the transition parser (linear, fast)
+    parse              the biaffine parser: the folder named after its stage, so the one that
+                       ``nlpipe annotate --models OUT`` runs for parse (the other: ``--model
+                       parse=OUT/parse-transition``)
+
+Nothing English goes into a model of another language: each trainer keeps its English resources (the
+EWT word rules, GloVe vectors and clusters) for ``en`` only, and the pipeline passes ``--lang`` to
+every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The pipeline's own choices over the trainers' defaults: the tagger tags
+at its training margin (:data:`TAGGER_MARGIN`), the tokenizer averages its weights with a shorter
+memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words.
+
+The time budget (``max_minutes``, default :data:`DEFAULT_MINUTES`) is shared: the tokenizer may use
+:data:`TOKENIZE_SHARE` of it, the tagger and the transition parser run to their epochs' end, and
+the biaffine parser, trained last, gets what is left. Options for one part's trainer come in
+``part_options`` (``{"parse": {"epochs": 2}}``), over the pipeline's own choices.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from nlpipe.errors import NlpipeError
+from nlpipe.io.model_dir import UNDETERMINED, read_config
+
+PARTS = ("tokenize", "pos", "parse-transition", "parse")
+STAGE_OF = {"tokenize": "tokenize", "pos": "pos", "parse-transition": "parse", "parse": "parse"}
+DEFAULT_MINUTES = 55.0         # a ~50k-word treebank on 2 CPU cores, with some time to spare under an hour
+TOKENIZE_SHARE = 0.25
+# The tokenizer's weight average per update: its own default, 0.998, suits EWT (~1M characters); on
+# fr_sequoia (266k characters, ~43 updates an epoch) the average was still mostly the initial weights
+# after 5 epochs (dev tokens F1 78.77), where 0.99 gave 90.83 after 3.
+TOKENIZER_EMA = 0.99
+TAGGER_MARGIN = 1.0           # the tagger's default margin: its training margin (nlpipe train pos --train-margin)
+MIN_PARSER_MINUTES = 1.0       # the biaffine parser's least budget when the others used up the rest
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class PipelineOptions:
+    """What the whole pipeline shares; ``part_options`` override one part's trainer arguments."""
+
+    lang: str = UNDETERMINED
+    seed: int = 1
+    threads: int = 1
+    device: str = "cpu"
+    max_minutes: Optional[float] = None
+    vectors: Optional[str] = None  # word vectors (text format) for the tagger and the biaffine parser
+    parts: Sequence[str] = PARTS
+    part_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+
+
+def vector_options(options: PipelineOptions) -> Dict[str, Any]:
+    """``vectors=`` for the tagger and the biaffine parser when ``--vectors`` was given; otherwise each
+    trainer's own default (English GloVe for ``en`` only, none for other languages)."""
+    return {} if options.vectors is None else {"vectors": options.vectors}
+
+
+def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
+    """(the public training function of ``part``, the dataclass of its hyper-parameters or None)."""
+    if part == "tokenize":
+        from nlpipe.train.tokenize import train
+        return train, None
+    if part == "pos":
+        from nlpipe.train import pos
+        return pos.train_model, pos.TrainOptions
+    if part == "parse-transition":
+        from nlpipe.train import transition
+        return transition.train_transition, transition.TrainOptions
+    from nlpipe.train import biaffine
+    return biaffine.train, None
+
+
+def option_names(part: str) -> Tuple[List[str], List[str]]:
+    """(the keyword arguments of ``part``'s training function that ``--set`` may give, the fields of
+    its hyper-parameter dataclass)."""
+    trainer, hyper = trainer_of(part)
+    params = [k for k in inspect.signature(trainer).parameters
+              if k not in ("log", "out", "out_dir", "options", "train", "dev", "train_path", "dev_path")]
+    return params, sorted(getattr(hyper, "__dataclass_fields__", {}))
+
+
+def check_part_options(options: PipelineOptions) -> None:
+    """Refuse, before anything is trained, an option that a part's trainer does not take."""
+    for part, given in options.part_options.items():
+        params, fields = option_names(part)
+        unknown = sorted(k for k in given if k not in params and k not in fields)
+        if unknown:
+            raise NlpipeError(f"--set {part}.{unknown[0]}: the {part} trainer has no option '{unknown[0]}' "
+                              f"(it takes: {', '.join(sorted(set(params) | set(fields)))})")
+
+
+def _given(part: str, options: PipelineOptions, defaults: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """(keyword arguments of ``part``'s training function, fields of its hyper-parameter dataclass):
+    the pipeline's ``defaults`` updated with the user's options for ``part``."""
+    params, fields = option_names(part)
+    given = {**defaults, **options.part_options.get(part, {})}
+    hyper = {k: given.pop(k) for k in list(given) if k in fields and k not in params}
+    return given, hyper
+
+
+# ---------------------------------------------------------------------------------------------
+# The parts
+
+def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
+                    log: Log) -> None:
+    from nlpipe.train.tokenize import train as trainer
+
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads}
+    if minutes is not None:
+        defaults["time_limit"] = 60.0 * minutes
+    if "ema_decay" in inspect.signature(trainer).parameters:
+        defaults["ema_decay"] = TOKENIZER_EMA
+    kwargs, _ = _given("tokenize", options, defaults)
+    trainer(train, dev, str(out), log=log, **kwargs)
+
+
+def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
+                 log: Log) -> None:
+    from nlpipe.train import pos
+
+    # The tagger trains on prefixes of its templates (dynamic mode) up to the one where the margin
+    # holds, so it tags at that margin: with every template, fr_sequoia dev UPOS fell from 97.00 to 91.32.
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "margin": TAGGER_MARGIN,
+                                **vector_options(options)}
+    kwargs, hyper = _given("pos", options, defaults)
+    try:
+        pos.train_model(train, dev, str(out), pos.TrainOptions(**hyper), log=log, **kwargs)
+    except ValueError as e:
+        raise NlpipeError(f"pos: training failed: {e}") from None
+
+
+def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
+                     log: Log) -> None:
+    from nlpipe.train import transition
+
+    kwargs, hyper = _given("parse-transition", options, {"lang": options.lang, "seed": options.seed,
+                                                         "pos_source": "gold (the training file)"})
+    transition.train_transition(train, dev, str(out), transition.TrainOptions(**hyper),
+                                log=_Stream(log), **kwargs)
+
+
+def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
+                   log: Log) -> None:
+    from nlpipe.train import biaffine
+
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
+                                "device": options.device, "pos_source": "gold (the training file)",
+                                **vector_options(options)}
+    if minutes is not None:
+        defaults["max_minutes"] = minutes
+    kwargs, _ = _given("parse", options, defaults)
+    biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
+
+
+# part -> its trainer, in the order they run (the biaffine parser last: it takes what time is left)
+TRAINERS: Dict[str, Callable[..., None]] = {
+    "tokenize": train_tokenizer,
+    "pos": train_tagger,
+    "parse-transition": train_transition,
+    "parse": train_biaffine,
+}
+
+
+class _Stream:
+    """A writable text stream over a log function (for trainers that log to a stream)."""
+
+    def __init__(self, log: Log):
+        self.log = log
+
+    def write(self, text: str) -> int:
+        for line in text.rstrip("\n").split("\n"):
+            if line:
+                self.log(line)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline
+
+def check_treebank(train: str, dev: str) -> None:
+    """Fail early, naming the file, when train or dev cannot be read."""
+    for role, path in (("--train", train), ("--dev", dev)):
+        if not Path(path).is_file():
+            raise NlpipeError(f"{role} {path}: no such file")
+
+
+def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOptions] = None,
+                   log: Log = lambda m: print(m, file=sys.stderr)) -> Dict[str, Any]:
+    """Train every part of ``options.parts`` into ``out/<part>``; return ``{"model": out,
+    "language", "minutes", "parts": [{"part", "stage", "model", "minutes", "scores"}]}`` with each
+    part's dev scores as recorded in its ``config.json``."""
+    options = options or PipelineOptions()
+    unknown = [p for p in options.parts if p not in TRAINERS]
+    if unknown:
+        raise NlpipeError(f"unknown part(s) {', '.join(unknown)} (expected some of: {', '.join(PARTS)})")
+    for part in options.part_options:
+        if part not in TRAINERS:
+            raise NlpipeError(f"--set {part}...: no part '{part}' (expected one of: {', '.join(PARTS)})")
+    check_part_options(options)
+    check_treebank(train, dev)
+    budget = DEFAULT_MINUTES if options.max_minutes is None else options.max_minutes
+    start = time.time()
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    done: List[Dict[str, Any]] = []
+    for part in [p for p in TRAINERS if p in options.parts]:
+        left = budget - (time.time() - start) / 60
+        minutes = share(part, budget, left)
+        log(f"pipeline: training {part} -> {root / part}"
+            + (f" (at most {minutes:.1f} min)" if minutes is not None else ""))
+        t0 = time.time()
+        TRAINERS[part](train, dev, root / part, options, minutes, lambda m, p=part: log(f"[{p}] {m}"))
+        config = read_config(root / part)
+        done.append({"part": part, "stage": STAGE_OF[part], "model": str(root / part),
+                     "minutes": round((time.time() - t0) / 60, 1),
+                     "scores": dev_scores(config)})
+    return {"model": str(root), "language": options.lang, "minutes": round((time.time() - start) / 60, 1),
+            "parts": done}
+
+
+def share(part: str, budget: float, left: float) -> Optional[float]:
+    """Minutes ``part`` may take: the tokenizer a share of the budget, the biaffine parser what is
+    left (at least :data:`MIN_PARSER_MINUTES`); None for parts that run to their epochs' end."""
+    if part == "tokenize":
+        return max(MIN_PARSER_MINUTES, min(left, TOKENIZE_SHARE * budget))
+    if part == "parse":
+        return max(MIN_PARSER_MINUTES, left)
+    return None
+
+
+def dev_scores(config: Dict[str, Any]) -> Dict[str, Any]:
+    """The dev scores of a model's training block, without their ``dev_`` prefix."""
+    scores = (config.get("training") or {}).get("scores") or {}
+    return {k[4:]: v for k, v in scores.items() if k.startswith("dev_") and v is not None}
+
+
+def score_table(result: Dict[str, Any]) -> List[str]:
+    """Lines of a table of each part's dev scores: one block per part, one metric a line."""
+    lines = []
+    for p in result["parts"]:
+        lines.append(f"{p['part']} ({p['stage']}, {p['minutes']} min): {p['model']}")
+        for metric, value in p["scores"].items():
+            lines.append(f"  dev {metric:<16} {value:>7.2f}" if isinstance(value, (int, float))
+                         else f"  dev {metric:<16} {value}")
+    return lines
+
+
+def parse_part_option(text: str) -> Tuple[str, str, Any]:
+    """``"parse.epochs=2"`` -> ``("parse", "epochs", 2)``; the value read as JSON when it is JSON
+    (numbers, true/false/null), else kept as a string. Dashes in the name become underscores."""
+    import json
+
+    head, sep, value = text.partition("=")
+    part, dot, name = head.partition(".")
+    if not sep or not dot or not part or not name:
+        raise NlpipeError(f"--set expects PART.OPTION=VALUE (e.g. parse.epochs=2), got '{text}'")
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        parsed = value
+    return part, name.replace("-", "_"), parsed
