@@ -313,7 +313,7 @@ def test_shipped_model_is_rebuilt_by_train_tokenize_rules(corpora, tmp_path):
     shipped = MODELS_DIR / "tokenize-rules-ewt"
     scores = tmp_path / "scores.json"
     scores.write_text(json.dumps(read_config(shipped)["training"]["scores"]), encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "nlpipe", "train", "tokenize", "--method", "rules", "--train",
+    r = subprocess.run([sys.executable, "-m", "nlpipe", "train", "tokenize", "--method", "rules", "--lang", "en", "--train",
                         str(corpora / "en_ewt" / "en_ewt-ud-train.conllu"), "--out", str(tmp_path / "m"),
                         "--scores", str(scores)], capture_output=True, timeout=600, cwd=REPO)
     assert r.returncode == 0, r.stderr
