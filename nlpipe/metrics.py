@@ -314,8 +314,8 @@ def tagging_scores(gold: Segmentation, system: Segmentation, train_forms: Option
     out = {"words": word_score(al)}
     for name, col in (("upos", UPOS), ("xpos", XPOS)):
         out[name] = word_score(al, _column(gold, col), _column(system, col))
-    for name in ("ufeats", "alltags", "lemmas"):
-        out[name] = word_score(al, *_morph_keys(gold, system, al)[name])
+    for name, (gk, sk) in _morph_keys(gold, system, al).items():
+        out[name] = word_score(al, gk, sk)
     if train_forms is not None:
         g_unseen = [r[FORM] not in train_forms for r in gold.rows]
         s_unseen = [r[FORM] not in train_forms for r in system.rows]
@@ -406,28 +406,20 @@ def universal_feats(feats: str) -> str:
     return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
 
 
-def _lemma_keys(gold: Segmentation, system: Segmentation, al: Alignment) -> Tuple[Key, Key]:
-    grows, srows, to_gold = gold.rows, system.rows, al.to_gold
-
-    def g_lemma(i: int) -> str:
-        return grows[i][LEMMA]
-
-    def s_lemma(j: int) -> str:  # a gold lemma "_" accepts any lemma
-        return "_" if grows[to_gold[j]][LEMMA] == "_" else srows[j][LEMMA]
-
-    return g_lemma, s_lemma
-
-
 def _morph_keys(gold: Segmentation, system: Segmentation, al: Alignment, g: Optional["_Words"] = None,
                 s: Optional["_Words"] = None) -> Dict[str, Tuple[Key, Key]]:
     """Keys of UFeats (universal features only), AllTags (UPOS, XPOS, UFeats) and Lemmas."""
     g = g or _Words(gold)
     s = s or _Words(system)
-    grows, srows = gold.rows, system.rows
+    grows, srows, to_gold = gold.rows, system.rows, al.to_gold
+
+    def s_lemma(j: int) -> str:  # a gold lemma "_" accepts any lemma
+        return "_" if grows[to_gold[j]][LEMMA] == "_" else srows[j][LEMMA]
+
     return {"ufeats": (g.feats.__getitem__, s.feats.__getitem__),
             "alltags": (lambda i: (g.upos[i], grows[i][XPOS], g.feats[i]),
                         lambda j: (s.upos[j], srows[j][XPOS], s.feats[j])),
-            "lemmas": _lemma_keys(gold, system, al)}
+            "lemmas": (lambda i: grows[i][LEMMA], s_lemma)}
 
 
 class _Words:
@@ -458,7 +450,8 @@ def ud_scores(gold: Segmentation, system: Segmentation, al: Optional[Alignment] 
     g_head, s_head = _head_keys(al)
     grows, srows = gold.rows, system.rows
 
-    g_lemma, s_lemma = _lemma_keys(gold, system, al)
+    morph = _morph_keys(gold, system, al, g, s)
+    g_lemma, s_lemma = morph["lemmas"]
 
     def g_children(i: int) -> List[Tuple[Hashable, str, str, str]]:
         return [(c, g.rel[c], g.upos[c], g.feats[c]) for c in g.children[i]]
@@ -469,7 +462,7 @@ def ud_scores(gold: Segmentation, system: Segmentation, al: Optional[Alignment] 
     keys: Dict[str, Tuple[Key, Key]] = {
         "upos": (g.upos.__getitem__, s.upos.__getitem__),
         "xpos": (_column(gold, XPOS), _column(system, XPOS)),
-        **_morph_keys(gold, system, al, g, s),
+        **morph,
         "uas": (g_head, s_head),
         "las": (lambda i: (g_head(i), g.rel[i]), lambda j: (s_head(j), s.rel[j])),
     }
