@@ -8,7 +8,7 @@ array (rare in training or unseen). Templates are stored in the model's evaluati
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class TemplatedModel:
             if len(k) and (k[0] < 0 or k[-1] >= self._radix[-1] or np.any(k[1:] <= k[:-1])):
                 raise ValueError(f"template {t.name}: keys are not sorted, unique and in range")
         self._dense: List[Optional[np.ndarray]] = [None] * n
+        self._first_index: Optional[Dict[str, int]] = None
 
     @property
     def num_labels(self) -> int:
@@ -57,6 +58,15 @@ class TemplatedModel:
     def first_size(self) -> int:
         """Number of labels of the pass ``ptag`` templates read (its padding id)."""
         return len(self.labels) if self.first_labels is None else len(self.first_labels)
+
+    def first_ids(self, labels: Iterable[str]) -> np.ndarray:
+        """Ids [n] in this model's ``ptag`` space of the labels an earlier pass predicted; a label
+        this model does not know gets the padding id :attr:`first_size`."""
+        if self._first_index is None:
+            self._first_index = {l: i for i, l in enumerate(self.labels if self.first_labels is None
+                                                             else self.first_labels)}
+        get, none = self._first_index.get, self.first_size
+        return np.array([get(l, none) for l in labels], dtype=np.int64)
 
     @property
     def template_names(self) -> List[str]:

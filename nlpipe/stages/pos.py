@@ -57,10 +57,8 @@ class PosTagger(Adapter, stage="pos"):
         if self.second is not None:
             if not self.second.needs_first_pass:
                 raise ValueError("the second pass reads no first-pass tags")
-            ids = {l: i for i, l in enumerate(self.second.labels)}
-            none = self.second.num_labels
             # first-pass label id -> second-pass label id (the padding id where it lacks the label)
-            self._to_second = np.array([ids.get(l, none) for l in model.labels] + [none], dtype=np.int64)
+            self._to_second = np.append(self.second.first_ids(model.labels), self.second.first_size)
             a1, a2 = model.attributes, self.second.attributes
             self._same_attributes = a1 is a2 or (a1.vocabs == a2.vocabs and a1.amb == a2.amb)
         out = self.second if self.second is not None else model

@@ -113,7 +113,7 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
         f"{len(triples)} distinct training words")
 
     dev_layout, dev_atoms = model.layout([s.forms for s in dev])
-    dev_ids = np.array([tag_ids.get(t, L1) for s in dev_tags for t in s], dtype=np.int64)
+    dev_ids = model.first_ids(t for s in dev_tags for t in s)
     dev_first = dev_layout.scatter(dev_ids, L1)
     dev_forms = [f for s in dev for f in s.forms]
     dev_gold = [l for s in dev for l in s.lemmas]

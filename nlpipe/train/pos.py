@@ -90,12 +90,6 @@ def _sample_sentences(n_tokens: int, lengths: Sequence[int], rng: np.random.Gene
     return sorted(order[: int(np.searchsorted(cum, n_tokens)) + 1].tolist())
 
 
-def first_pass_ids(labels: Sequence[Sequence[str]], label_ids: Dict[str, int]) -> np.ndarray:
-    """Flat label ids of first-pass tags per sentence (a label this model lacks: ``len(label_ids)``)."""
-    none = len(label_ids)
-    return np.array([label_ids.get(l, none) for s in labels for l in s], dtype=np.int64)
-
-
 def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence], options: TrainOptions,
                  order: Optional[Sequence[str]] = None,
                  log: Callable[[str], None] = lambda s: None, clusters: Optional[Clusters] = None,
@@ -127,9 +121,8 @@ def train_tagger(train: Sequence[TaggedSentence], dev: Sequence[TaggedSentence],
     shell = build_model(labels, attributes, templates, [np.zeros(0, np.int64)] * len(templates), first_labels)
     layout, atoms = shell.layout(forms)
     first_train = first_dev = None
-    first_ids = label_ids if first_labels is None else {l: i for i, l in enumerate(first_labels)}
     if first is not None:
-        first_train, first_dev = (first_pass_ids(f, first_ids) for f in first)
+        first_train, first_dev = (shell.first_ids(l for s in f for l in s) for f in first)
         if len(first_train) != len(gold):
             raise ValueError("first-pass labels do not match the training tokens")
     keys = feature_keys(templates, attributes, layout, atoms, gold, len(labels), first_train, shell.first_size)
@@ -262,10 +255,8 @@ def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Seq
                         checkpoints: Optional[str], log: Callable[[str], None] = lambda s: None) -> Optional[float]:
     """The margin of :data:`FEATS_MARGINS` at which the FEATS pass scores best on dev (UFeats,
     universal features as the UD scorer counts them; ties: the smaller margin, the faster)."""
-    ids = {l: i for i, l in enumerate(model.first_labels or model.labels)}
     layout, atoms = model.layout([s.forms for s in dev])
-    first = layout.scatter(np.array([ids.get(t, model.first_size) for s in dev_tags for t in s], dtype=np.int64),
-                           model.first_size)
+    first = layout.scatter(model.first_ids(t for s in dev_tags for t in s), model.first_size)
     gold = [universal_feats(f) for s in dev for f in s.feats]
     found = {}
     for m in FEATS_MARGINS:
