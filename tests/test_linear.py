@@ -380,3 +380,48 @@ def test_second_pass_without_first_pass_tags_is_refused():
     gold = [s[1] for s in TOY]
     with pytest.raises(ValueError, match="first-pass labels"):
         train_tagger(TOY, TOY, toy_options(mode="full"), order=["lower@0", "ptag@+1"], first=(gold[1:], gold))
+
+
+def test_sparse_rows_score_like_the_dense_matrices():
+    from nlpipe.linear.storage import SparseRows
+    # two templates over 3 labels: template 0 has rows 0-2, template 1 rows 0-1 (row 0: unknown keys)
+    dense = [np.array([[0, 0, 0], [1, 2, 3], [0, -4, 0]], np.float32),
+             np.array([[0.5, 0, 0], [0, 0, 6]], np.float32)]
+    counts = np.array([0, 3, 1, 1, 1], np.uint8)
+    col = np.array([0, 1, 2, 1, 0, 2], np.uint8)
+    val = np.array([1, 2, 3, -4, 0.5, 6], np.float16)
+    # every row dense / rows of 2+ entries dense / all sparse; template 1 (or both) whole
+    for dense_min, whole in ((0, None), (1, None), (8, None), (8, [False, True]), (1, [True, True])):
+        rows = SparseRows(np.array([3, 2]), counts, col, val, 3, whole=whole, dense_min=dense_min)
+        assert rows.take(0, np.array([2, 1, 0, 1])).tolist() == [[0, -4, 0], [1, 2, 3], [0, 0, 0], [1, 2, 3]]
+        out = np.ones((3, 3), np.float32)
+        rows.add(1, np.array([1, 0, 1]), out)
+        assert out.tolist() == [[1, 1, 7], [1.5, 1, 1], [1, 1, 7]]
+        assert [w.tolist() for w in rows.dense()] == [w.tolist() for w in dense]
+        with pytest.raises(ValueError, match="contiguous"):
+            rows.add(0, np.array([1]), np.ones((1, 6), np.float32)[:, ::2])
+
+
+def test_a_loaded_model_scores_sparse_until_its_weights_are_read(dynamic_model, tmp_path):
+    dynamic_model.save(tmp_path)
+    loaded = TemplatedModel.load(tmp_path)
+    assert loaded._weights is None and loaded.num_parameters() == dynamic_model.num_parameters()
+    rows = np.array([0, 1, 1, 2])
+    sparse = [loaded.take(j, rows[rows < len(loaded.keys[j]) + 1]) for j in range(len(loaded.keys))]
+    assert [w.shape for w in loaded.weights] == [w.shape for w in dynamic_model.weights]   # now dense
+    for j, s in enumerate(sparse):
+        assert np.array_equal(s, loaded.take(j, rows[rows < len(loaded.keys[j]) + 1]))
+
+
+def test_a_pass_saved_with_shared_attributes_needs_them_to_load(dynamic_model, tmp_path):
+    import json
+    dynamic_model.save(tmp_path / "first")
+    dynamic_model.save(tmp_path / "second", shared=dynamic_model.attributes)
+    assert json.loads((tmp_path / "second" / "vocab.json").read_text())["attributes"] == "shared"
+    first = TemplatedModel.load(tmp_path / "first")
+    assert TemplatedModel.load(tmp_path / "second", attributes=first.attributes).attributes is first.attributes
+    with pytest.raises(ModelError, match="first pass"):
+        TemplatedModel.load(tmp_path / "second")
+    other = Attributes(first.attributes.vocabs, {"fish": "NOUN"})
+    dynamic_model.save(tmp_path / "third", shared=other)      # not the same: written out in full
+    assert isinstance(json.loads((tmp_path / "third" / "vocab.json").read_text())["attributes"], dict)

@@ -19,12 +19,11 @@ from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, context_keys, static_keys, word_only
 
 
-def _add(total: Optional[np.ndarray], w: np.ndarray) -> np.ndarray:
-    """``total + w``, in place (``w`` itself, a fresh array from ``np.take``, when there is no total)."""
+def _add(model: TemplatedModel, j: int, rows: np.ndarray, total: Optional[np.ndarray]) -> np.ndarray:
+    """``total`` plus the weight rows ``rows`` of template ``j``, in place (a new array when there is no total)."""
     if total is None:
-        return w
-    total += w
-    return total
+        return model.take(j, rows)
+    return model.add(j, rows, total)
 
 
 def _due(margin: Optional[float], step: int, k: int, test: Sequence[bool]) -> bool:
@@ -88,8 +87,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         tused = np.zeros(len(ta), dtype=np.int32)
         su: Optional[np.ndarray] = None
         for step, j in enumerate(block):
-            w = np.take(model.weights[j], model.rows(j, static_keys(model.templates[j], ta, tact, sizes)), axis=0)
-            su = _add(su, w)
+            su = _add(model, j, model.rows(j, static_keys(model.templates[j], ta, tact, sizes)), su)
             if _due(margin, step, k, test):
                 fin, arg = margin_stops(su, margin)
                 if fin.any():
@@ -127,8 +125,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                 return pred, used
             rest, start = rest[c1:], c1
     for step, j in enumerate(rest, start=start):
-        w = np.take(model.weights[j], model.token_rows(j, atoms, tags, ga, first), axis=0)  # take: 2x faster than []
-        s = _add(s, w)
+        s = _add(model, j, model.token_rows(j, atoms, tags, ga, first), s)
         if _due(margin, step, k, test):
             fin, arg = margin_stops(s, margin)
             if fin.any():
@@ -179,7 +176,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                     key *= L + 1
                     key += tags[ga + off]
                 rows = model.rows(j, key)
-            s += np.take(model.weights[j], rows, axis=0)
+            model.add(j, rows, s)
             if margin is not None and step < last and test[len(phase1) + step + 1]:
                 fin, arg = margin_stops(s, margin)
                 if fin.any():
@@ -228,9 +225,9 @@ def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: i
     uniq, rep, inv = np.unique(combo, return_index=True, return_inverse=True)
     if 2 * len(uniq) > len(combo):
         return None
-    gs = np.take(model.weights[lead[0]], rows[0][rep], axis=0)
+    gs = model.take(lead[0], rows[0][rep])
     for j, r in zip(lead[1:], rows[1:]):
-        gs += np.take(model.weights[j], r[rep], axis=0)
+        model.add(j, r[rep], gs)
     gfin, garg = margin_stops(gs, margin)
     fin = gfin[inv]
     return c1, fin, garg[inv], np.take(gs, inv[~fin], axis=0)

@@ -3,52 +3,91 @@
 Template ``j`` owns a sorted array of int64 keys ``keys[j]`` and a weight matrix
 ``weights[j]`` of shape [len(keys[j]) + 1, num_labels]; row 0 scores keys that are not in the
 array (rare in training or unseen). Templates are stored in the model's evaluation order, so
-"the first n templates" is a prefix of the lists.
+"the first n templates" is a prefix of the lists. A loaded model keeps its weights sparse
+(:class:`~nlpipe.linear.storage.SparseRows`) and scores through :meth:`TemplatedModel.take` and
+:meth:`TemplatedModel.add`; the dense matrices are built the first time ``weights`` is read
+(training).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.attributes import PAD, Attributes
 from nlpipe.linear.clusters import CLUSTERS_FILE, Clusters
-from nlpipe.linear.storage import compact_tables, load_tables, save_tables
+from nlpipe.linear.storage import SparseRows, compact_tables, load_sparse, save_tables
 from nlpipe.linear.templates import Layout, Template, check_radix, full_keys, parse_template
 
 WEIGHTS_FILE = "weights.npz"
 DENSE_LIMIT = 1 << 20   # templates with fewer possible keys than this get a direct key -> row table
 VOCAB_FILE = "vocab.json"
+SHARED = "shared"       # vocab.json's attributes of a model saved with the attributes of the one it is loaded with
 
 
 class TemplatedModel:
     """Labels, word attributes, ordered templates and their keys and weights."""
 
     def __init__(self, labels: Sequence[str], attributes: Attributes, templates: Sequence[str],
-                 keys: Sequence[np.ndarray], weights: Sequence[np.ndarray],
+                 keys: Sequence[np.ndarray], weights: Union[Sequence[np.ndarray], SparseRows],
                  first_labels: Optional[Sequence[str]] = None):
-        """``first_labels``: the labels of the earlier pass that ``ptag`` templates read, when they
+        """``weights``: one dense matrix per template, or all of them sparse (a loaded model);
+        ``first_labels``: the labels of the earlier pass that ``ptag`` templates read, when they
         differ from this model's own (a morphology pass reading the POS tags); None: the same."""
         self.labels = list(labels)
         self.first_labels = None if first_labels is None else list(first_labels)
         self.attributes = attributes
         self.templates: List[Template] = [parse_template(t) for t in templates]
         self.keys = [np.asarray(k, dtype=np.int64) for k in keys]
-        self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
+        self._sparse: Optional[SparseRows] = None
+        self._weights: Optional[List[np.ndarray]] = None
         n, L = len(self.templates), len(self.labels)
-        if len(self.keys) != n or len(self.weights) != n:
+        if isinstance(weights, SparseRows):
+            self._sparse = weights
+            shapes = [(int(r), weights.num_labels) for r in weights.nrows]
+        else:
+            self._weights = [np.asarray(w, dtype=np.float32) for w in weights]
+            shapes = [w.shape for w in self._weights]
+        if len(self.keys) != n or len(shapes) != n:
             raise ValueError("one key array and one weight matrix per template expected")
         self._radix = []
-        for t, k, w in zip(self.templates, self.keys, self.weights):
+        for t, k, shape in zip(self.templates, self.keys, shapes):
             self._radix.append(check_radix(t, attributes.sizes, L, self.first_size))
-            if w.shape != (len(k) + 1, L):
-                raise ValueError(f"template {t.name}: weights {w.shape}, expected {(len(k) + 1, L)}")
+            if shape != (len(k) + 1, L):
+                raise ValueError(f"template {t.name}: weights {shape}, expected {(len(k) + 1, L)}")
             if len(k) and (k[0] < 0 or k[-1] >= self._radix[-1] or np.any(k[1:] <= k[:-1])):
                 raise ValueError(f"template {t.name}: keys are not sorted, unique and in range")
         self._dense: List[Optional[np.ndarray]] = [None] * n
         self._first_index: Optional[Dict[str, int]] = None
+
+    @property
+    def weights(self) -> List[np.ndarray]:
+        """The dense weight matrix [len(keys[j]) + 1, num_labels] of every template (built from
+        the sparse rows of a loaded model the first time it is read; then scoring uses it)."""
+        if self._weights is None:
+            assert self._sparse is not None
+            self._weights, self._sparse = self._sparse.dense(), None
+        return self._weights
+
+    @weights.setter
+    def weights(self, weights: Sequence[np.ndarray]) -> None:
+        self._weights, self._sparse = [np.asarray(w, dtype=np.float32) for w in weights], None
+
+    def take(self, j: int, rows: np.ndarray) -> np.ndarray:
+        """Weight rows ``rows`` of template ``j``: a new array [len(rows), num_labels]."""
+        if self._sparse is not None:
+            return self._sparse.take(j, rows)
+        return np.take(self.weights[j], rows, axis=0)     # take: 2x faster than []
+
+    def add(self, j: int, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out`` [len(rows), num_labels] (C-contiguous) plus the rows ``rows`` of template ``j``, in place."""
+        if self._sparse is not None:
+            self._sparse.add(j, rows, out)
+        else:
+            out += np.take(self.weights[j], rows, axis=0)
+        return out
 
     @property
     def num_labels(self) -> int:
@@ -132,16 +171,22 @@ class TemplatedModel:
         self._dense = [None] * len(self.weights)
 
     def num_parameters(self) -> int:
+        if self._sparse is not None:
+            return self._sparse.num_entries
         return int(sum(np.count_nonzero(w) for w in self.weights))
 
-    def save(self, model_dir: Path, with_clusters: bool = True) -> None:
+    def save(self, model_dir: Path, with_clusters: bool = True, shared: Optional[Attributes] = None) -> None:
         """Write ``weights.npz`` (all templates concatenated, sparse float16), ``vocab.json`` and, for
         models with word-cluster attributes, ``clusters.npz`` (unless ``with_clusters`` is False:
-        the table is then passed to :meth:`load`, e.g. shared with the first pass's model)."""
+        the table is then passed to :meth:`load`, e.g. shared with the first pass's model).
+        ``shared``: the attributes of the model this one is always loaded with (a tagger's first
+        pass); when this model's are the same, ``vocab.json`` says so instead of repeating them."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         save_tables(model_dir / WEIGHTS_FILE, self.keys, self.weights, self.num_labels)
-        vocab = {"labels": self.labels, "templates": self.template_names, "attributes": self.attributes.to_json()}
+        same = shared is not None and (shared is self.attributes or shared.to_json() == self.attributes.to_json())
+        vocab = {"labels": self.labels, "templates": self.template_names,
+                 "attributes": SHARED if same else self.attributes.to_json()}
         if self.first_labels is not None:
             vocab["first_labels"] = self.first_labels
         write_json(model_dir / VOCAB_FILE, vocab)
@@ -155,16 +200,21 @@ class TemplatedModel:
              attributes: Optional[Attributes] = None) -> "TemplatedModel":
         """Read a model written by :meth:`save`; ``clusters`` is the cluster table of a model saved
         without its own; ``attributes``, those of a model loaded before (a first tagging pass), are
-        shared when this model's are the same (one vocabulary in memory, one word-type cache);
-        any damage raises :class:`ModelError`."""
+        shared when this model's are the same (one vocabulary in memory, one word-type cache),
+        and required by a model saved with ``shared``; any damage raises :class:`ModelError`."""
         model_dir = Path(model_dir)
         vocab = read_json(model_dir / VOCAB_FILE)
         with model_errors(model_dir, "tagger model"):
             labels, names = vocab["labels"], vocab["templates"]
             if (model_dir / CLUSTERS_FILE).exists():
                 clusters = Clusters.load(model_dir / CLUSTERS_FILE)
-            if attributes is None or vocab["attributes"] != attributes.to_json() \
+            if vocab["attributes"] == SHARED:
+                if attributes is None:
+                    raise ValueError("the word attributes are the first pass's, and none were given")
+            elif attributes is None or vocab["attributes"] != attributes.to_json() \
                     or attributes.clusters is not clusters:
                 attributes = Attributes.from_json(vocab["attributes"], clusters)
-            keys, weights = load_tables(model_dir / WEIGHTS_FILE, len(names), len(labels))
-            return cls(labels, attributes, names, keys, weights, vocab.get("first_labels"))
+            # templates with tag history are scored in many small rounds (see dfs.tag): dense
+            whole = [bool(parse_template(t).history) for t in names]
+            keys, rows = load_sparse(model_dir / WEIGHTS_FILE, len(names), len(labels), whole)
+            return cls(labels, attributes, names, keys, rows, vocab.get("first_labels"))
