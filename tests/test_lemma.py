@@ -57,6 +57,7 @@ def test_lexicons_keep_the_most_frequent_lemma_and_single_lemmas():
     assert single == {}                                                        # both forms have two lemmas
     pairs, single = lexicons(["went", "went"], ["VBD", "VBN"], ["go", "go"])
     assert single == {"went": "go"}
+    assert pairs == {}            # a form with one lemma needs no entry per tag
     # joint UPOS<TAB>XPOS tags also key the lexicon by their UPOS
     pairs, _ = lexicons(["left", "left"], ["VERB\tVBD", "ADJ\tJJ"], ["leave", "left"])
     assert pairs == {"left\tVERB\tVBD": "leave", "left\tVERB": "leave", "left\tADJ\tJJ": "left", "left\tADJ": "left"}
@@ -177,3 +178,19 @@ def test_lexicon_backs_off_from_the_whole_tag_to_upos_to_the_form():
     assert lem.lookup("left", 1) == "left"          # NOUN<TAB>NN unseen: NOUN
     assert lem.lookup("went", 1) == "go"
     assert lem.lookup("gone", 0) is None
+
+
+def test_one_choice_per_form_and_tag_until_the_cache_is_cleared():
+    import numpy as np
+    rules = ["l\t\t\ting\t", "l\t\t\ting\te"]
+    lem = _lemmatizer(rules, known={"provoke"}, bonus=0.5)
+    forms = ["provoking", "provoking", "provoking"]
+    layout, atoms = lem.rules.layout([forms])
+    tags = np.array([0, 0, 1])
+    first = layout.scatter(tags, len(lem.tag_labels))
+    # all weights zero: a tie the bonus breaks; the classifier reads only the word and its tag
+    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3
+    lem.known_bonus = 0.0
+    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3   # chosen before
+    lem.clear_cache()
+    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provok"] * 3   # the tie: the first rule

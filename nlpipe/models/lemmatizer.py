@@ -115,18 +115,30 @@ class Lemmatizer:
         self.rules = rules
         self.known = frozenset(known)
         self.known_bonus = float(known_bonus)
-        self._by_suffix: Dict[str, List[Tuple[int, Tuple[str, ...]]]] = {}
-        self._anywhere: List[Tuple[int, Tuple[str, ...]]] = []
+        # rules by the suffix they cut: those that cut no prefix apply to every longer form
+        self._by_suffix: Dict[str, List[int]] = {}
+        self._prefixed: Dict[str, List[Tuple[int, str]]] = {}
+        self._anywhere: List[int] = []
         for r, rule in enumerate(rules.labels):
             parts = _parts(rule)
             if parts[0] == "=":
-                self._anywhere.append((r, parts))
+                self._anywhere.append(r)
+            elif parts[1]:
+                self._prefixed.setdefault(parts[3], []).append((r, parts[1]))
             else:
-                self._by_suffix.setdefault(parts[3], []).append((r, parts))
-        self._longest = max((len(s) for s in self._by_suffix), default=0)
+                self._by_suffix.setdefault(parts[3], []).append(r)
+        self._longest = max((len(s) for s in (*self._by_suffix, *self._prefixed)), default=0)
         self._parsed = [_parts(rule) for rule in rules.labels]
         self._candidates: Dict[str, np.ndarray] = {}
+        # with templates that read only the word and its own tag, a (form, tag) has one lemma
+        self._per_pair = all(not t.history and all(off == 0 for _, off in t.static) and set(t.first) <= {0}
+                             for t in rules.templates)
+        self._chosen: Dict[Tuple[str, int], str] = {}
         self._coarse = [label.split(SEP, 1)[0] for label in self.tag_labels]
+
+    def clear_cache(self) -> None:
+        """Forget the lemmas chosen so far (after the classifier's weights or the bonus change)."""
+        self._chosen.clear()
 
     @property
     def tag_labels(self) -> List[str]:
@@ -138,12 +150,14 @@ class Lemmatizer:
         got = self._candidates.get(form)
         if got is None:
             low = form.lower()
-            ids = [r for r, _ in self._anywhere]
+            ids = list(self._anywhere)
             if len(low) == len(form):
                 n = len(low)
                 for k in range(min(self._longest, n - 1) + 1):
-                    for r, parts in self._by_suffix.get(low[n - k:] if k else "", ()):
-                        if n > len(parts[1]) + k and low.startswith(parts[1]):
+                    suffix = low[n - k:] if k else ""
+                    ids.extend(self._by_suffix.get(suffix, ()))
+                    for r, prefix in self._prefixed.get(suffix, ()):
+                        if n > len(prefix) + k and low.startswith(prefix):
                             ids.append(r)
             got = np.array(sorted(ids), dtype=np.int64)
             if len(self._candidates) > 200_000:
@@ -180,12 +194,29 @@ class Lemmatizer:
         """Lemmas of the tokens of a batch: ``forms`` and POS label ids ``tags`` [num_tokens] in
         token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
-        out: List[Optional[str]] = list(map(self.lookup, forms, tags.tolist()))
+        tag_list = tags.tolist()
+        out: List[Optional[str]] = list(map(self.lookup, forms, tag_list))
         left = [i for i, lemma in enumerate(out) if lemma is None]
-        if left:
-            scores = self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)
-            for i, row in zip(left, scores):
-                out[i] = self.choose(forms[i], row)
+        if not self._per_pair:
+            if left:
+                scores = self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)
+                for i, row in zip(left, scores):
+                    out[i] = self.choose(forms[i], row)
+            return out  # type: ignore[return-value]
+        chosen = self._chosen
+        todo: Dict[Tuple[str, int], int] = {}
+        for i in left:
+            pair = (forms[i], tag_list[i])
+            if pair not in chosen:
+                todo.setdefault(pair, i)
+        if todo:
+            at = list(todo.values())
+            if len(chosen) + len(at) > 200_000:
+                chosen.clear()
+            for pair, i, row in zip(todo, at, self.scores(layout.g[np.array(at, dtype=np.int64)], atoms, first)):
+                chosen[pair] = self.choose(forms[i], row)
+        for i in left:
+            out[i] = chosen[(forms[i], tag_list[i])]
         return out  # type: ignore[return-value]
 
     def scores(self, g: np.ndarray, atoms: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -193,18 +224,19 @@ class Lemmatizer:
         m = self.rules
         total = np.zeros((len(g), m.num_labels), dtype=np.float32)
         for j in range(len(m.templates)):     # no template reads tag history: ``first`` stands in for it
-            total += np.take(m.weights[j], m.token_rows(j, atoms, first, g, first), axis=0)
+            m.add(j, m.token_rows(j, atoms, first, g, first), total)
         return total
 
     # -- storage ----------------------------------------------------------------------------
 
-    def save(self, model_dir: Path) -> None:
-        """``lexicon.json`` and the classifier in ``rules/`` (without its own cluster table)."""
+    def save(self, model_dir: Path, shared: Optional[Attributes] = None) -> None:
+        """``lexicon.json`` and the classifier in ``rules/`` (without its own cluster table, and
+        without its word attributes where they are ``shared``, the tagger's)."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         write_json(model_dir / LEXICON_FILE, {"by_form_tag": self.by_form_tag, "by_form": self.by_form,
                                               "known": sorted(self.known), "known_bonus": self.known_bonus})
-        self.rules.save(model_dir / RULES_DIR, with_clusters=False)
+        self.rules.save(model_dir / RULES_DIR, with_clusters=False, shared=shared)
 
     @classmethod
     def load(cls, model_dir: Path, attributes: Attributes) -> "Lemmatizer":

@@ -56,8 +56,8 @@ def has_column(sentences: Sequence[MorphSentence], column: str) -> bool:
 
 def lexicons(forms: Sequence[str], tags: Sequence[str], lemmas: Sequence[str]) -> Tuple[Dict[str, str], Dict[str, str]]:
     """(``form<TAB>tag`` -> the most frequent lemma of that pair, for whole tags and for their first
-    field alone (the UPOS of ``UPOS<TAB>XPOS``); form -> lemma where the form always had that one
-    lemma)."""
+    field alone (the UPOS of ``UPOS<TAB>XPOS``), for forms that had more than one lemma; form ->
+    lemma where the form always had that one lemma)."""
     by_pair: Dict[str, Counter] = defaultdict(Counter)
     by_form: Dict[str, Counter] = defaultdict(Counter)
     for f, t, l in zip(forms, tags, lemmas):
@@ -66,8 +66,8 @@ def lexicons(forms: Sequence[str], tags: Sequence[str], lemmas: Sequence[str]) -
             if SEP in t:
                 by_pair[f + SEP + t.split(SEP, 1)[0]][l] += 1
             by_form[f][l] += 1
-    pairs = {k: c.most_common(1)[0][0] for k, c in by_pair.items()}
     single = {f: next(iter(c)) for f, c in by_form.items() if len(c) == 1}
+    pairs = {k: c.most_common(1)[0][0] for k, c in by_pair.items() if k.split(SEP, 1)[0] not in single}
     return pairs, single
 
 
@@ -121,6 +121,7 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
     best: List[np.ndarray] = [w.copy() for w in model.weights]
 
     def accuracy() -> float:
+        lemmatizer.clear_cache()        # the weights or the bonus changed since the last call
         pred = lemmatizer.lemmatize(dev_forms, dev_ids, dev_layout, dev_atoms, dev_first)
         scored = [(p, g) for p, g in zip(pred, dev_gold) if g != "_"]
         return 100 * sum(p == g for p, g in scored) / max(len(scored), 1)

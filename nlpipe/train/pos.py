@@ -396,15 +396,15 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
             m.attributes = final.attributes
     result.model.save(Path(out))
     if second is not None:
-        second.save(Path(out) / SECOND_DIR, with_clusters=False)
+        second.save(Path(out) / SECOND_DIR, with_clusters=False, shared=result.model.attributes)
     elif (Path(out) / SECOND_DIR).exists():
         shutil.rmtree(Path(out) / SECOND_DIR)
     if (Path(out) / MORPH_DIR).exists():
         shutil.rmtree(Path(out) / MORPH_DIR)
     if feats_model is not None:
-        feats_model.save(Path(out) / FEATS_DIR, with_clusters=False)
+        feats_model.save(Path(out) / FEATS_DIR, with_clusters=False, shared=final.attributes)
     if lemmatizer is not None:
-        lemmatizer.save(Path(out) / LEMMA_DIR)
+        lemmatizer.save(Path(out) / LEMMA_DIR, shared=final.attributes)
     scores = dev_scores(result.model, dev, margin, checkpoints, second, first_margin, first_checkpoints,
                         feats_model, lemmatizer, feats_margin)
     scores["joint"] = round(100 * (result.dev_accuracy if second is None else second_result.dev_accuracy), 2)
