@@ -45,10 +45,14 @@ def normalize(form: str) -> str:
     return low
 
 
+def _first_two(run: "re.Match[str]") -> str:
+    return run.group(0)[:2]     # a function: 3x faster than the template r"\1\1", expanded per match
+
+
 def shape(form: str) -> str:
     """Word shape with runs longer than two collapsed: "Hello" -> "Xxx", "1990s" -> "ddx"."""
     if form.isascii():
-        return _RUNS.sub(r"\1\1", form.translate(_ASCII_SHAPE))
+        return _RUNS.sub(_first_two, form.translate(_ASCII_SHAPE))
     out: List[str] = []
     run = 0
     for c in form:
@@ -126,7 +130,6 @@ class Attributes:
         self._type_index: Dict[str, int] = {}     # form -> row of _type_table (see matrix)
         self._type_table = np.empty((0, len(ATTRS)), dtype=np.int64)
         self._type_count = 0
-        self._no_cluster = (UNK,) * len(CLUSTER_ATTRS)
 
     @classmethod
     def build(cls, forms: Iterable[str], amb: Dict[str, str], clusters: Optional[Clusters] = None) -> "Attributes":
@@ -145,14 +148,25 @@ class Attributes:
 
     def ids(self, form: str) -> Tuple[int, ...]:
         """Attribute ids of one form."""
-        strings = type_strings(form)
-        index = self.index
-        amb = self.amb.get(strings[1])
-        cl = self.clusters.lookup(form) if self.clusters is not None else None
-        row = tuple(index[k].get(s, UNK) for k, s in enumerate(strings)) + (
-            self._no_cluster if cl is None else tuple(c + 2 for c in cl)) + (
-            UNK if amb is None else index[-1].get(amb, UNK),)
-        return row
+        return tuple(self._rows([form])[0].tolist())
+
+    def _rows(self, forms: Sequence[str]) -> np.ndarray:
+        """Attribute ids [len(forms), len(ATTRS)] of forms, computed a column at a time."""
+        out = np.empty((len(forms), len(ATTRS)), dtype=np.int64)
+        columns = list(zip(*map(type_strings, forms))) if forms else [()] * len(STRING_ATTRS)
+        for k, column in enumerate(columns):
+            get = self.index[k].get
+            out[:, k] = [get(v, UNK) for v in column]
+        c0 = len(STRING_ATTRS)
+        if self.clusters is None:
+            out[:, c0:c0 + len(CLUSTER_ATTRS)] = UNK
+        else:
+            lookup, none = self.clusters.lookup, [UNK - 2] * len(CLUSTER_ATTRS)
+            out[:, c0:c0 + len(CLUSTER_ATTRS)] = np.array([lookup(f) or none for f in forms],
+                                                          dtype=np.int64).reshape(len(forms), -1) + 2
+        amb, get = self.amb.get, self.index[-1].get
+        out[:, -1] = [UNK if a is None else get(a, UNK) for a in map(amb, columns[1])] if forms else []
+        return out
 
     def type_matrix(self, forms: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         """(attribute ids of each distinct form [n_types, len(ATTRS)], index of each form's row [len(forms)]).
@@ -173,8 +187,7 @@ class Attributes:
                 grown = np.empty((max(need, 2 * len(self._type_table)), len(ATTRS)), dtype=np.int64)
                 grown[:start] = self._type_table[:start]
                 self._type_table = grown
-            self._type_table[start:need] = np.array([self.ids(f) for f in new], dtype=np.int64).reshape(
-                len(new), len(ATTRS))
+            self._type_table[start:need] = self._rows(new)
             self._type_index.update(zip(new, range(start, need)))
             self._type_count = need
             rows = [get(f) for f in forms]
