@@ -301,6 +301,16 @@ def test_two_pass_model(tmp_path):
     assert load_stage("pos", str(out)).second is None
 
 
+def test_a_dynamic_model_tags_at_its_training_margin_by_default(tmp_path):
+    f = tmp_path / "t.conllu"
+    f.write_text(TRAIN, encoding="utf-8")
+    for extra, saved in (([], 1.0), (["--train-margin", "0.5"], 0.5), (["--mode", "full"], None)):
+        r = CliRunner().invoke(train_pos, ["--train", str(f), "--dev", str(f), "--out", str(tmp_path / "m"),
+                                           "--no-clusters", *extra, *TRAIN_ARGS])
+        assert r.exit_code == 0, r.output
+        assert json.loads((tmp_path / "m" / "config.json").read_text())["model"]["margin"] == saved
+
+
 def test_first_pass_settings(tmp_path):
     """--first-margin/--first-checkpoints: saved for the first pass alone, overridden at load time
     by the pass's own option or by an option for both passes."""
@@ -309,10 +319,10 @@ def test_first_pass_settings(tmp_path):
     out = tmp_path / "m"
     r = CliRunner().invoke(train_pos, ["--train", str(f), "--dev", str(f), "--out", str(out), "--two-pass",
                                                "--first-margin", "0", "--first-checkpoints", "2", "--no-clusters",
-                                               *TRAIN_ARGS])
+                                               "--margin", "-1", *TRAIN_ARGS])
     assert r.exit_code == 0, r.output
     config = json.loads((out / "config.json").read_text())["model"]
-    assert (config["first_margin"], config["first_checkpoints"], config["margin"]) == (0.0, "2", None)
+    assert (config["first_margin"], config["first_checkpoints"], config["margin"]) == (0.0, "2", -1.0)
 
     def used(**options):
         tagger = load_stage("pos", str(out), **options)

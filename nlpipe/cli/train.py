@@ -143,7 +143,8 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--order-from", default=None, metavar="M2", help="Take the template order of model M2.")
 @click.option("--train-margin", type=float, default=1.0, show_default=True, help="Hinge margin in training.")
 @click.option("--margin", type=float, default=None, metavar="m",
-              help="The model's default tagging margin (default: none, every template).")
+              help="The model's default tagging margin (default: --train-margin in dynamic mode, which "
+                   "trains the model to stop there; else none: every template; a negative m: every template).")
 @click.option("--checkpoints", default=None, metavar="S",
               help="The model's default margin-test schedule: all (after every template), pow2 (after 1, 2, "
                    "4, 8, ... templates) or counts like 2,4,8,16 (default: all).")
@@ -221,6 +222,7 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
     except ValueError as e:
         raise NlpipeError(f"training failed: {e}") from None
     sc = config["training"]["scores"]
+    margin = config["model"].get("margin")      # as saved: the training margin unless given
     first = "" if first_margin is None and first_checkpoints is None else (
         f"; first pass: margin {margin if first_margin is None else first_margin}, "
         f"checkpoints {(checkpoints if first_checkpoints is None else first_checkpoints) or 'all'}")

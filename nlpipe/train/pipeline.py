@@ -11,9 +11,8 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
 
 Nothing English goes into a model of another language: each trainer keeps its English resources (the
 EWT word rules, GloVe vectors and clusters) for ``en`` only, and the pipeline passes ``--lang`` to
-every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The pipeline's own choices over the trainers' defaults: the tagger tags
-at its training margin (:data:`TAGGER_MARGIN`), the tokenizer averages its weights with a shorter
-memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words.
+every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The pipeline's own choice over the trainers' defaults: the tokenizer averages its weights with
+a shorter memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words.
 
 The time budget (``max_minutes``, default :data:`DEFAULT_MINUTES`) is shared: the tokenizer may use
 :data:`TOKENIZE_SHARE` of it, the tagger and the transition parser run to their epochs' end, and
@@ -40,7 +39,6 @@ TOKENIZE_SHARE = 0.25
 # fr_sequoia (266k characters, ~43 updates an epoch) the average was still mostly the initial weights
 # after 5 epochs (dev tokens F1 78.77), where 0.99 gave 90.83 after 3.
 TOKENIZER_EMA = 0.99
-TAGGER_MARGIN = 1.0           # the tagger's default margin: its training margin (nlpipe train pos --train-margin)
 MIN_PARSER_MINUTES = 1.0       # the biaffine parser's least budget when the others used up the rest
 
 Log = Callable[[str], None]
@@ -129,10 +127,7 @@ def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minu
                  log: Log) -> None:
     from nlpipe.train import pos
 
-    # The tagger trains on prefixes of its templates (dynamic mode) up to the one where the margin
-    # holds, so it tags at that margin: with every template, fr_sequoia dev UPOS fell from 97.00 to 91.32.
-    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "margin": TAGGER_MARGIN,
-                                **vector_options(options)}
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, **vector_options(options)}
     kwargs, hyper = _given("pos", options, defaults)
     try:
         pos.train_model(train, dev, str(out), pos.TrainOptions(**hyper), log=log, **kwargs)

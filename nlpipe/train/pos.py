@@ -333,7 +333,13 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     ``first_margin``/``first_checkpoints``: the first pass's own defaults (saved in the config; the
     jackknifed first-pass tags are made with them). ``morph``: also train the FEATS pass and the
     lemmatizer (:mod:`nlpipe.train.morph`; None: for the columns the training file fills), saved in
-    ``morph/``; their training tags are the jack-knifed first pass's."""
+    ``morph/``; their training tags are the jack-knifed first pass's. ``margin``: the model's
+    tagging margin (None: the training margin in dynamic mode, every template otherwise; negative:
+    every template)."""
+    if margin is None and options.mode == "dynamic":
+        # trained on the prefixes up to where the margin holds: with every template, a dynamic
+        # model tags worse (fr_sequoia dev UPOS 95.84, against 97.41 at its training margin)
+        margin = options.margin
     train_data, dev_data = read_tagged(train), read_tagged(dev)
     morph_train, morph_dev = read_morph(train), read_morph(dev)
     columns = [c for c in ("feats", "lemmas") if has_column(morph_train, c)] if morph is not False else []
