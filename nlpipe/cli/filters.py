@@ -32,13 +32,15 @@ def tokenize(input: str, output: str, model: Optional[str], method: Optional[str
     run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
 
 
-def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:
+def _stage_command(stage: str, help_text: str, *options: Callable, batch: Optional[int] = None) -> click.Command:
     """``nlpipe STAGE [INPUT] [-o OUT] [-m M] [--device D]``; the extra click ``options`` go to the
-    stage's loader as keyword arguments."""
+    stage's loader as keyword arguments; ``batch``: sentences per chunk, where not the default."""
 
     def command(input: str, output: str, model: Optional[str], device: str, **extra: Any) -> None:
         from nlpipe.runtime.pipeline import run_stage
 
+        if batch is not None:
+            extra["batch"] = batch
         run_stage(stage, input, output, model=model, device=device, **extra)
 
     for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE) + options):
@@ -46,8 +48,11 @@ def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Comm
     return click.command(name=stage, help=help_text)(command)
 
 
-pos = _stage_command("pos", "Tag UPOS and XPOS (CoNLL-U in, CoNLL-U out).",
-                     O.MARGIN, O.CHECKPOINTS, O.FIRST_MARGIN, O.FIRST_CHECKPOINTS)
+# the tagger scores a batch's words position by position once tag history counts: bigger chunks
+# mean fewer rounds (en_ewt test: 10% less CPU at 4096 sentences than at 256)
+pos = _stage_command("pos", "Tag UPOS and XPOS, and FEATS and LEMMA where the model has them (CoNLL-U in, "
+                            "CoNLL-U out).", O.MARGIN, O.CHECKPOINTS, O.FIRST_MARGIN, O.FIRST_CHECKPOINTS,
+                     batch=4096)
 ner = _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.", O.probs("NEProb"))
 predicates = _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
 srl = _stage_command(
