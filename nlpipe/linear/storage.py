@@ -3,7 +3,8 @@
 Template ``j`` owns keys ``keys[j]`` and weights ``weights[j]`` of shape [len(keys[j]) + 1, L];
 row 0 scores unknown keys. On disk one ``.npz`` holds all templates concatenated, sparse, as
 float16: per weight row its count of non-zero entries, then their columns and values. Every
-templated linear model (the POS tagger, the transition parser) stores its tables this way.
+templated linear model (the POS tagger, the transition parser) stores its tables this way; the
+tagger's passes load them as :class:`SparseRows`, the transition parser as one dense block.
 """
 from __future__ import annotations
 
