@@ -41,14 +41,20 @@ def test_a_file_without_documents_is_cut_between_any_sentences():
     assert [len(p) for p in document_folds(sents, 2)] == [2, 2]
 
 
+def test_interleaved_folds_deal_the_documents_out_in_turn():
+    sents = parse_string(doc_file(5, per_doc=2))            # documents of sentences 0-1, 2-3, ... 8-9
+    assert document_folds(sents, 2, interleave=True) == [[0, 1, 4, 5, 8, 9], [2, 3, 6, 7]]
+    assert document_folds(parse_string(TRAIN), 2, interleave=True) == [[0, 2], [1, 3]]   # no documents
+
+
 def test_jackknife_tags_every_sentence_with_a_model_that_did_not_see_it(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text(doc_file(6), encoding="utf-8")
     out = tmp_path / "jk.conllu"
     parts = jackknife(str(train), str(train), str(out), folds=3, jobs=2, work=str(tmp_path / "work"),
-                      pos_args=[*TRAIN_ARGS, "--no-clusters"])
+                      pos_args=[*TRAIN_ARGS, "--no-clusters"], interleave=True)
     gold, tagged = list(read_file(str(train))), list(read_file(str(out)))
-    assert [len(p) for p in parts] == [4, 4, 4] and len(tagged) == len(gold)
+    assert parts == [[0, 1, 6, 7], [2, 3, 8, 9], [4, 5, 10, 11]] and len(tagged) == len(gold)
     for g, t in zip(gold, tagged):
         assert t.comments == g.comments and t.forms() == g.forms()
         assert [w[HEAD] for w in t.words] == [w[HEAD] for w in g.words]

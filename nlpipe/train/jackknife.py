@@ -27,9 +27,12 @@ from nlpipe.errors import NlpipeError
 FoldTrainer = Callable[[Path, Path, Path], None]
 
 
-def document_folds(sentences: Sequence[Sentence], folds: int) -> List[List[int]]:
-    """Sentence indices of ``folds`` contiguous parts, cut only where a document starts (a sentence
-    with ``# newdoc``; a file without any is one document per sentence), each near len/folds."""
+def document_folds(sentences: Sequence[Sentence], folds: int, interleave: bool = False) -> List[List[int]]:
+    """Sentence indices of ``folds`` parts, cut only where a document starts (a sentence with
+    ``# newdoc``; a file without any is one document per sentence): contiguous parts each near
+    len/folds, or with ``interleave`` the documents dealt out in turn (document i to part i mod
+    folds), so that every part mixes the whole file's genres (treebanks are often sorted by genre,
+    and a tagger tested on a genre it never saw tags worse than it will at run time)."""
     if folds < 2:
         raise NlpipeError(f"--folds must be at least 2, not {folds}")
     starts = [i for i, s in enumerate(sentences) if s.starts_document]
@@ -39,6 +42,11 @@ def document_folds(sentences: Sequence[Sentence], folds: int) -> List[List[int]]
         starts.insert(0, 0)
     if len(starts) < folds:
         raise NlpipeError(f"{len(starts)} documents cannot make {folds} folds")
+    if interleave:
+        dealt: List[List[int]] = [[] for _ in range(folds)]
+        for d, (a, b) in enumerate(zip(starts, starts[1:] + [len(sentences)])):
+            dealt[d % folds].extend(range(a, b))
+        return dealt
     bounds = [0]
     for k in range(1, folds):
         # the document start nearest to k/folds of the file, leaving one for each later fold
@@ -63,13 +71,14 @@ def _nlpipe(args: Sequence[str], log: Path) -> None:
 
 
 def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
-              work: Optional[str] = None, jobs: int = 1, train_fold: Optional[FoldTrainer] = None) -> List[List[int]]:
-    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices).
-    Fold files and models go to ``work`` (default: a temporary folder, removed after a success and
-    kept, with the logs, after a failure). Each fold's tagger is trained by ``train_fold`` (default:
-    ``nlpipe train pos`` with ``pos_args``)."""
+              work: Optional[str] = None, jobs: int = 1, train_fold: Optional[FoldTrainer] = None,
+              interleave: bool = False) -> List[List[int]]:
+    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices,
+    see :func:`document_folds`). Fold files and models go to ``work`` (default: a temporary folder,
+    removed after a success and kept, with the logs, after a failure). Each fold's tagger is
+    trained by ``train_fold`` (default: ``nlpipe train pos`` with ``pos_args``)."""
     sentences = list(read_file(train))
-    parts = document_folds(sentences, folds)
+    parts = document_folds(sentences, folds, interleave)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
     root.mkdir(parents=True, exist_ok=True)
 
@@ -90,11 +99,14 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         tagged_files = list(pool.map(run_fold, range(folds)))
-    tagged = [s for f in tagged_files for s in read_file(str(f))]
-    if [s.forms() for s in tagged] != [s.forms() for s in sentences]:
+    tagged: List[Optional[Sentence]] = [None] * len(sentences)
+    for part, f in zip(parts, tagged_files):
+        for i, s in zip(part, read_file(str(f))):
+            tagged[i] = s
+    if [s and s.forms() for s in tagged] != [s.forms() for s in sentences]:
         raise NlpipeError(f"tagged folds do not match {train} sentence for sentence")
     with open_output(out) as f:
-        f.writelines(s.to_string() for s in tagged)
+        f.writelines(s.to_string() for s in tagged if s is not None)
     if work is None:
         shutil.rmtree(root, ignore_errors=True)
     return parts

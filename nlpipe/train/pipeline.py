@@ -168,7 +168,7 @@ def parser_data(train: str, dev: str, root: Path, options: PipelineOptions, log:
 
     jackknifed = work / "train.jackknifed.conllu"
     parts = jackknife(train, dev, str(jackknifed), options.jackknife_folds, work=str(work / "folds"),
-                      jobs=options.threads, train_fold=train_fold)
+                      jobs=options.threads, train_fold=train_fold, interleave=True)
     log(f"jack-knifed tags: {options.jackknife_folds} folds of {', '.join(str(len(p)) for p in parts)} sentences")
     both, tagged = work / "train.gold+jackknifed.conllu", work / "dev.tagged.conllu"
     with open(both, "w", encoding="utf-8", newline="\n") as f:
