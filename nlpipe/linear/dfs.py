@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlpipe.linear.dictionary import LOWER
 from nlpipe.linear.margin import checkpoint_schedule, margin_stops  # noqa: F401 (checkpoint_schedule: re-exported)
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout, context_keys, static_keys, word_only
@@ -56,6 +57,10 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     pred = np.zeros(n, dtype=np.int64)
     used = np.zeros(n, dtype=np.int32)
     history = [bool(model.templates[j].history) for j in range(k)]
+    dictionary = model.dictionary
+    masks = None if dictionary is None else dictionary.masks
+    # label set of every token under the model's dictionary (set 0: every label allowed)
+    tset = None if dictionary is None else dictionary.sets(atoms[g, LOWER])
     if margin is None:
         phase1 = [j for j in range(k) if not history[j]]
         phase2 = [j for j in range(k) if history[j]]
@@ -85,7 +90,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         tact = np.arange(len(ta))
         tpred = np.zeros(len(ta), dtype=np.int64)
         tused = np.zeros(len(ta), dtype=np.int32)
-        su: Optional[np.ndarray] = None
+        # a word's dictionary restriction is part of every prefix's score: it opens the sum
+        su: Optional[np.ndarray] = None if masks is None else np.take(masks, dictionary.sets(ta[:, LOWER]), axis=0)
         for step, j in enumerate(block):
             su = _add(model, j, model.rows(j, static_keys(model.templates[j], ta, tact, sizes)), su)
             if _due(margin, step, k, test):
@@ -112,7 +118,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     # Phase 1: the other templates before the first tag-history template, for every token at once.
     start = len(block)
     if s is None and margin is not None and checkpoints is not None:
-        grouped = _grouped_lead(model, rest, test, k, atoms, tags, ga, first, margin)
+        grouped = _grouped_lead(model, rest, test, k, atoms, tags, ga, first, margin,
+                                None if tset is None else (tset[act], masks))
         if grouped is not None:
             c1, fin, arg, s = grouped
             done = act[fin]
@@ -124,6 +131,10 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             if len(act) == 0:
                 return pred, used
             rest, start = rest[c1:], c1
+        elif tset is not None:
+            s = np.take(masks, tset[act], axis=0)
+    elif s is None and tset is not None:
+        s = np.take(masks, tset[act], axis=0)
     for step, j in enumerate(rest, start=start):
         s = _add(model, j, model.token_rows(j, atoms, tags, ga, first), s)
         if _due(margin, step, k, test):
@@ -200,11 +211,13 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
 
 
 def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: int, atoms: np.ndarray,
-                  tags: np.ndarray, ga: np.ndarray, first: Optional[np.ndarray], margin: float
+                  tags: np.ndarray, ga: np.ndarray, first: Optional[np.ndarray], margin: float,
+                  restrict: Optional[Tuple[np.ndarray, np.ndarray]] = None
                   ) -> Optional[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """The templates up to the first checkpoint, scored once per distinct combination of their
     weight rows when the combinations are few (e.g. the first-pass tag templates that open a second
-    pass: a token's scores there depend only on the tags around it).
+    pass: a token's scores there depend only on the tags around it). ``restrict``: the tokens'
+    dictionary sets and the mask of each set, part of the combination.
 
     Returns (templates used, tokens whose margin holds, their argmax, the scores of the others), or
     None when the per-token loop is as cheap (no checkpoint in reach, or most combinations distinct).
@@ -222,10 +235,17 @@ def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: i
         if bound >= 1 << 62:
             return None
         combo = combo * n_rows + r
+    if restrict is not None:
+        bound *= len(restrict[1])
+        if bound >= 1 << 62:
+            return None
+        combo = combo * len(restrict[1]) + restrict[0]
     uniq, rep, inv = np.unique(combo, return_index=True, return_inverse=True)
     if 2 * len(uniq) > len(combo):
         return None
     gs = model.take(lead[0], rows[0][rep])
+    if restrict is not None:
+        gs += np.take(restrict[1], restrict[0][rep], axis=0)
     for j, r in zip(lead[1:], rows[1:]):
         model.add(j, r[rep], gs)
     gfin, garg = margin_stops(gs, margin)

@@ -18,6 +18,7 @@ import numpy as np
 from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.attributes import PAD, Attributes
 from nlpipe.linear.clusters import CLUSTERS_FILE, Clusters
+from nlpipe.linear.dictionary import LabelDictionary
 from nlpipe.linear.storage import SparseRows, compact_tables, load_sparse, save_tables
 from nlpipe.linear.templates import Layout, Template, check_radix, full_keys, parse_template
 
@@ -32,11 +33,13 @@ class TemplatedModel:
 
     def __init__(self, labels: Sequence[str], attributes: Attributes, templates: Sequence[str],
                  keys: Sequence[np.ndarray], weights: Union[Sequence[np.ndarray], SparseRows],
-                 first_labels: Optional[Sequence[str]] = None):
+                 first_labels: Optional[Sequence[str]] = None, dictionary: Optional[LabelDictionary] = None):
         """``weights``: one dense matrix per template, or all of them sparse (a loaded model);
         ``first_labels``: the labels of the earlier pass that ``ptag`` templates read, when they
-        differ from this model's own (a morphology pass reading the POS tags); None: the same."""
+        differ from this model's own (a morphology pass reading the POS tags); None: the same.
+        ``dictionary``: the labels allowed to words seen in training (None: every label to every word)."""
         self.labels = list(labels)
+        self.dictionary = dictionary
         self.first_labels = None if first_labels is None else list(first_labels)
         self.attributes = attributes
         self.templates: List[Template] = [parse_template(t) for t in templates]
@@ -114,7 +117,8 @@ class TemplatedModel:
     def subset(self, indices: Sequence[int]) -> "TemplatedModel":
         """A model over the templates ``indices`` (in that order), sharing weight arrays."""
         return TemplatedModel(self.labels, self.attributes, [self.templates[i].name for i in indices],
-                              [self.keys[i] for i in indices], [self.weights[i] for i in indices], self.first_labels)
+                              [self.keys[i] for i in indices], [self.weights[i] for i in indices], self.first_labels,
+                              self.dictionary)
 
     # -- features ---------------------------------------------------------------------------
 
@@ -189,6 +193,8 @@ class TemplatedModel:
                  "attributes": SHARED if same else self.attributes.to_json()}
         if self.first_labels is not None:
             vocab["first_labels"] = self.first_labels
+        if self.dictionary is not None:
+            vocab["dictionary"] = self.dictionary.to_json()
         write_json(model_dir / VOCAB_FILE, vocab)
         if self.attributes.clusters is not None and with_clusters:
             self.attributes.clusters.save(model_dir / CLUSTERS_FILE)
@@ -217,4 +223,7 @@ class TemplatedModel:
             # templates with tag history are scored in many small rounds (see dfs.tag): dense
             whole = [bool(parse_template(t).history) for t in names]
             keys, rows = load_sparse(model_dir / WEIGHTS_FILE, len(names), len(labels), whole)
-            return cls(labels, attributes, names, keys, rows, vocab.get("first_labels"))
+            dictionary = vocab.get("dictionary")
+            if dictionary is not None:
+                dictionary = LabelDictionary.from_json(dictionary, labels, attributes)
+            return cls(labels, attributes, names, keys, rows, vocab.get("first_labels"), dictionary)

@@ -1,0 +1,103 @@
+"""The label dictionary of a linear model (the FEATS pass's): entries, masks, tagging and storage."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from nlpipe.errors import ModelError
+from nlpipe.io.model_dir import read_json, write_json
+from nlpipe.linear.attributes import Attributes
+from nlpipe.linear.dfs import checkpoint_schedule, tag
+from nlpipe.linear.dictionary import RULED_OUT, LabelDictionary, dictionary_entries
+from nlpipe.linear.model import TemplatedModel
+from nlpipe.train.pos import choose_feats_margin
+
+LABELS = ["A", "B", "C"]
+FORMS = ["x", "y", "z", "w"]
+
+
+def test_entries_keep_forms_seen_often_enough_with_all_their_labels():
+    pairs = [("Saw", "VBD"), ("saw", "NN"), ("saw", "VBD"), ("cat", "NN"), ("1984", "CD")]
+    assert dictionary_entries(pairs, 2) == {"saw": ["NN", "VBD"]}      # forms normalized: Saw = saw
+    assert dictionary_entries(pairs, 1) == {"saw": ["NN", "VBD"], "cat": ["NN"], "0000": ["CD"]}
+
+
+def test_masks_rule_out_labels_outside_a_words_set():
+    attributes = Attributes.build(FORMS, {})
+    d = LabelDictionary({"x": ["B", "C"], "y": ["C"], "z": ["C", "B"], "unknown": ["A"]}, LABELS, attributes)
+    lower = np.array([attributes.ids(f)[1] for f in ["x", "y", "z", "w"]])
+    sets = d.sets(lower)
+    assert sets[0] == sets[2] and sets[3] == 0 and len({sets[0], sets[1], 0}) == 3   # x and z share {B, C}
+    assert d.num_sets == 4             # no restriction, {A} (of a form outside the vocabulary), {B, C}, {C}
+    assert d.masks[sets[0]].tolist() == [RULED_OUT, 0, 0]
+    assert d.masks[sets[1]].tolist() == [RULED_OUT, RULED_OUT, 0]
+    assert d.masks[0].tolist() == [0, 0, 0]
+    with pytest.raises(ValueError):
+        LabelDictionary({"x": []}, LABELS, attributes)
+
+
+def _model(templates, dictionary_entries_=None):
+    """Every template scores every word (row 0: no keys) A 3, B 2, C 1 divided among the templates;
+    ``lower@-1`` reads a neighbour (not a word-only template), ``tag@-1`` the tag history."""
+    attributes = Attributes.build(FORMS, {})
+    weights = [np.array([[3.0, 2.0, 1.0]]) / len(templates) for _ in templates]
+    d = None if dictionary_entries_ is None else LabelDictionary(dictionary_entries_, LABELS, attributes)
+    return TemplatedModel(LABELS, attributes, templates, [np.zeros(0, np.int64)] * len(templates), weights,
+                          dictionary=d)
+
+
+@pytest.mark.parametrize("templates", [["bias"], ["lower@-1", "bias"], ["tag@-1", "bias"], ["bias", "tag@-1"]])
+@pytest.mark.parametrize("margin,checkpoints", [(None, None), (0.5, None), (0.5, "1"), (0.5, "2"), (5.0, "1,2")])
+def test_a_word_gets_the_best_of_its_allowed_labels(templates, margin, checkpoints):
+    sentences = [["x", "y", "w", "x"], ["z", "w", "y", "y"]]
+    plain = _model(templates)
+    layout, atoms = plain.layout(sentences)
+    pred, _ = tag(plain, layout, atoms, margin, checkpoints=checkpoint_schedule(checkpoints))
+    assert [LABELS[p] for p in pred] == ["A"] * 8
+    model = _model(templates, {"x": ["B", "C"], "y": ["C"]})
+    layout, atoms = model.layout(sentences)
+    pred, used = tag(model, layout, atoms, margin, checkpoints=checkpoint_schedule(checkpoints))
+    assert [LABELS[p] for p in pred] == ["B", "C", "A", "B", "A", "A", "C", "C"]
+
+
+def test_a_single_allowed_label_stops_at_the_first_test():
+    model = _model(["lower@-1", "bias"], {"y": ["C"]})
+    layout, atoms = model.layout([["y", "x"]])
+    pred, used = tag(model, layout, atoms, 100.0, checkpoints=(1,))
+    assert [LABELS[p] for p in pred] == ["C", "A"] and used.tolist() == [1, 2]
+
+
+def test_dictionary_round_trip_and_old_models(tmp_path):
+    model = _model(["bias"], {"x": ["B", "C"], "y": ["C"]})
+    model.save(tmp_path / "m")
+    assert read_json(tmp_path / "m" / "vocab.json")["dictionary"]["words"] == ["x", "y"]
+    loaded = TemplatedModel.load(tmp_path / "m")
+    layout, atoms = loaded.layout([["x", "y", "w"]])
+    assert [LABELS[p] for p in tag(loaded, layout, atoms)[0]] == ["B", "C", "A"]
+    _model(["bias"]).save(tmp_path / "old")
+    assert "dictionary" not in read_json(tmp_path / "old" / "vocab.json")      # the format of older models
+    assert TemplatedModel.load(tmp_path / "old").dictionary is None
+    vocab = read_json(tmp_path / "m" / "vocab.json")
+    vocab["dictionary"]["labels"][0] = ["B", "Z"]
+    write_json(tmp_path / "m" / "vocab.json", vocab)
+    with pytest.raises(ModelError):
+        TemplatedModel.load(tmp_path / "m")
+
+
+def test_training_keeps_the_dictionary_that_helps_on_dev():
+    # a pass that always says Masc; "table" was Fem once in train, so only a dictionary of forms seen
+    # once gets it right on dev ("livre": Masc either way)
+    attributes = Attributes.build(["table", "livre"], {})
+    labels = ["Gender=Fem", "Gender=Masc"]
+    model = TemplatedModel(labels, attributes, ["ptag@0", "bias"], [np.zeros(0, np.int64)] * 2,
+                           [np.zeros((1, 2)), np.array([[0.0, 1.0]])], first_labels=["NOUN\t_"])
+    sent = lambda forms, feats: SimpleNamespace(forms=forms, feats=feats)
+    train = [sent(["table", "livre", "livre"], ["Gender=Fem", "Gender=Masc", "Gender=Masc"])]
+    dev = [sent(["table", "livre"], ["Gender=Fem", "Gender=Masc"])]
+    margin = choose_feats_margin(model, dev, [["NOUN\t_", "NOUN\t_"]], None, train=train)
+    assert model.dictionary is not None and model.dictionary.min_count == 1 and margin == 0.5
+    assert model.dictionary.entries == {"table": ["Gender=Fem"], "livre": ["Gender=Masc"]}
+    choose_feats_margin(model, dev, [["NOUN\t_", "NOUN\t_"]], None)        # no training data: no dictionary
+    assert model.dictionary is None
