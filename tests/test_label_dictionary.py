@@ -1,6 +1,7 @@
 """The label dictionary of a linear model (the FEATS pass's): entries, masks, tagging and storage."""
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 
 import numpy as np
@@ -72,7 +73,8 @@ def test_a_single_allowed_label_stops_at_the_first_test():
 def test_dictionary_round_trip_and_old_models(tmp_path):
     model = _model(["bias"], {"x": ["B", "C"], "y": ["C"]})
     model.save(tmp_path / "m")
-    assert read_json(tmp_path / "m" / "vocab.json")["dictionary"]["words"] == ["x", "y"]
+    saved = read_json(tmp_path / "m" / "vocab.json")["dictionary"]
+    assert saved["words"] == ["x", "y"] and saved["sets"] == [[1, 2], [2]] and saved["word_sets"] == [1, 2]
     loaded = TemplatedModel.load(tmp_path / "m")
     layout, atoms = loaded.layout([["x", "y", "w"]])
     assert [LABELS[p] for p in tag(loaded, layout, atoms)[0]] == ["B", "C", "A"]
@@ -80,10 +82,12 @@ def test_dictionary_round_trip_and_old_models(tmp_path):
     assert "dictionary" not in read_json(tmp_path / "old" / "vocab.json")      # the format of older models
     assert TemplatedModel.load(tmp_path / "old").dictionary is None
     vocab = read_json(tmp_path / "m" / "vocab.json")
-    vocab["dictionary"]["labels"][0] = ["B", "Z"]
-    write_json(tmp_path / "m" / "vocab.json", vocab)
-    with pytest.raises(ModelError):
-        TemplatedModel.load(tmp_path / "m")
+    for key, value in (("sets", [[1, 3], [2]]), ("sets", [[1, 2], []]), ("word_sets", [1, 3]), ("word_sets", [1])):
+        damaged = copy.deepcopy(vocab)
+        damaged["dictionary"][key] = value
+        write_json(tmp_path / "m" / "vocab.json", damaged)
+        with pytest.raises(ModelError):
+            TemplatedModel.load(tmp_path / "m")
 
 
 def test_training_keeps_the_dictionary_that_helps_on_dev():

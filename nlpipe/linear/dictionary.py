@@ -37,23 +37,38 @@ class LabelDictionary:
         attributes' ``lower`` vocabulary are kept (saved) but cannot match. ``min_count``: the
         training count the entries were chosen with (recorded only)."""
         label_id = {l: i for i, l in enumerate(labels)}
-        self.entries = {w: sorted(set(ls)) for w, ls in entries.items()}
-        self.min_count = min_count
         sets: Dict[Tuple[int, ...], int] = {}
-        index = attributes.index[LOWER]
-        self.set_of = np.zeros(attributes.sizes[LOWER], dtype=np.int32)     # lower id -> set id (0: none)
-        for w in sorted(self.entries):
-            ids = tuple(sorted(label_id[l] for l in self.entries[w]))
+        self.words = sorted(entries)
+        word_sets = []
+        for w in self.words:
+            ids = tuple(sorted({label_id[l] for l in entries[w]}))
             if not ids:
                 raise ValueError(f"dictionary entry {w!r} allows no label")
-            k = sets.setdefault(ids, len(sets) + 1)
-            i = index.get(w)
-            if i is not None:
-                self.set_of[i] = k
+            word_sets.append(sets.setdefault(ids, len(sets) + 1))
+        self._init(labels, attributes, list(sets), word_sets, min_count)
+
+    def _init(self, labels: Sequence[str], attributes: Attributes, sets: List[Tuple[int, ...]],
+              word_sets: List[int], min_count: int) -> None:
+        """Masks and the word -> set table from the distinct sets (label ids; set ``k`` is
+        ``sets[k - 1]``) and each word's set."""
+        self.labels = list(labels)
+        self.min_count = min_count
+        self.label_sets = [tuple(s) for s in sets]
+        self.word_sets = list(word_sets)
         self.masks = np.full((len(sets) + 1, len(labels)), RULED_OUT, dtype=np.float32)
         self.masks[0] = 0.0
-        for ids, k in sets.items():
+        for k, ids in enumerate(self.label_sets, 1):
             self.masks[k, list(ids)] = 0.0
+        index = attributes.index[LOWER]
+        rows = np.array([index.get(w, -1) for w in self.words], dtype=np.int64)
+        self.set_of = np.zeros(attributes.sizes[LOWER], dtype=np.int32)     # lower id -> set id (0: none)
+        known = rows >= 0
+        self.set_of[rows[known]] = np.asarray(self.word_sets, dtype=np.int32)[known]
+
+    @property
+    def entries(self) -> Dict[str, List[str]]:
+        """Normalized form -> its allowed labels (sorted by label id)."""
+        return {w: [self.labels[i] for i in self.label_sets[k - 1]] for w, k in zip(self.words, self.word_sets)}
 
     @property
     def num_sets(self) -> int:
@@ -66,20 +81,19 @@ class LabelDictionary:
         return self.set_of[lower]
 
     def to_json(self) -> Dict[str, object]:
-        words = sorted(self.entries)
-        return {"attribute": "lower", "min_count": self.min_count, "words": words,
-                "labels": [self.entries[w] for w in words]}
+        return {"attribute": "lower", "min_count": self.min_count, "sets": [list(s) for s in self.label_sets],
+                "words": self.words, "word_sets": self.word_sets}
 
     @classmethod
     def from_json(cls, data: Dict[str, object], labels: Sequence[str], attributes: Attributes
                   ) -> "LabelDictionary":
-        """Inverse of :meth:`to_json` (ValueError or KeyError on damage)."""
-        words, entries = data["words"], data["labels"]
-        if data.get("attribute") != "lower" or len(words) != len(entries):  # type: ignore[arg-type]
+        """Inverse of :meth:`to_json` (ValueError, KeyError or TypeError on damage)."""
+        sets, words, word_sets = data["sets"], data["words"], data["word_sets"]
+        if data.get("attribute") != "lower" or len(words) != len(word_sets) \
+                or any(not s or min(s) < 0 or max(s) >= len(labels) for s in sets) \
+                or any(not 1 <= k <= len(sets) for k in word_sets):  # type: ignore
             raise ValueError("label dictionary is inconsistent")
-        known = set(labels)
-        out = dict(zip(words, entries))  # type: ignore[arg-type]
-        if any(l not in known for ls in out.values() for l in ls):
-            raise ValueError("label dictionary names a label the model lacks")
-        return cls(out, labels, attributes, int(data.get("min_count", 1)))  # type: ignore[arg-type]
-
+        out = cls.__new__(cls)
+        out.words = list(words)  # type: ignore[call-overload]
+        out._init(labels, attributes, sets, word_sets, int(data.get("min_count", 1)))  # type: ignore
+        return out
