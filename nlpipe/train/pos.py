@@ -261,9 +261,9 @@ def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Seq
                         train: Sequence[Any] = ()) -> Optional[float]:
     """The margin of :data:`FEATS_MARGINS` and the dictionary of :data:`FEATS_DICTIONARY_COUNTS`
     (built from ``train``, sentences with ``forms`` and ``feats``; none without them) at which the
-    FEATS pass scores best on dev (UFeats, universal features as the UD scorer counts them; ties:
-    no or the smaller dictionary, then the smaller margin, the faster). Leaves the chosen dictionary
-    in ``model.dictionary`` and returns the margin."""
+    FEATS pass scores best on dev (UFeats, universal features as the UD scorer counts them; ties: no
+    dictionary, else the smaller one (the larger count), then the smaller margin, the faster).
+    Leaves the chosen dictionary in ``model.dictionary`` and returns the margin."""
     layout, atoms = model.layout([s.forms for s in dev])
     first = layout.scatter(model.first_ids(t for s in dev_tags for t in s), model.first_size)
     gold = [universal_feats(f) for s in dev for f in s.feats]
@@ -278,7 +278,8 @@ def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Seq
                                                for p, g in zip(pred.tolist(), gold)]))
             log(f"feats: dictionary {'none' if c is None else f'of forms seen {c}+ times'}, margin {m}: "
                 f"dev UFeats {found[c, m]:.2f}, {used.mean():.1f} templates a word")
-    c, m = max(found, key=lambda cm: (found[cm], -(cm[0] or 1e9), -(cm[1] if cm[1] is not None else 1e9)))
+    c, m = max(found, key=lambda cm: (found[cm], cm[0] if cm[0] is not None else 1e9,
+                                      -(cm[1] if cm[1] is not None else 1e9)))
     model.dictionary = None if c is None else \
         LabelDictionary(dictionary_entries(pairs, c), model.labels, model.attributes, c)
     return m
