@@ -188,9 +188,12 @@ def test_one_choice_per_form_and_tag_until_the_cache_is_cleared():
     layout, atoms = lem.rules.layout([forms])
     tags = np.array([0, 0, 1])
     first = layout.scatter(tags, len(lem.tag_labels))
-    # all weights zero: a tie the bonus breaks; the classifier reads only the word and its tag
+    # all weights zero: a tie the bonus breaks; the classifier reads only the word and its tag, so
+    # it chooses once per (form, tag) until its weights change (clear_cache) or its bonus does
     assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3
-    lem.known_bonus = 0.0
+    lem.rules.weights[-1][0] = [0.25, 0.0]           # the bias now favours the first rule (in place)
     assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3   # chosen before
     lem.clear_cache()
-    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provok"] * 3   # the tie: the first rule
+    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3   # 0.5 bonus > 0.25 lead
+    lem.known_bonus = 0.0                             # a new bonus forgets the choices made
+    assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provok"] * 3

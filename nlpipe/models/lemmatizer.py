@@ -114,6 +114,7 @@ class Lemmatizer:
         self.by_form = by_form
         self.rules = rules
         self.known = frozenset(known)
+        self._chosen: Dict[Tuple[str, int], str] = {}
         self.known_bonus = float(known_bonus)
         # rules by the suffix they cut: those that cut no prefix apply to every longer form
         self._by_suffix: Dict[str, List[int]] = {}
@@ -133,8 +134,16 @@ class Lemmatizer:
         # with templates that read only the word and its own tag, a (form, tag) has one lemma
         self._per_pair = all(not t.history and all(off == 0 for _, off in t.static) and set(t.first) <= {0}
                              for t in rules.templates)
-        self._chosen: Dict[Tuple[str, int], str] = {}
         self._coarse = [label.split(SEP, 1)[0] for label in self.tag_labels]
+
+    @property
+    def known_bonus(self) -> float:
+        return self._known_bonus
+
+    @known_bonus.setter
+    def known_bonus(self, bonus: float) -> None:
+        self._known_bonus = float(bonus)
+        self._chosen.clear()          # the lemmas chosen so far had the old bonus
 
     def clear_cache(self) -> None:
         """Forget the lemmas chosen so far (after the classifier's weights or the bonus change)."""
