@@ -245,38 +245,15 @@ def test_no_file_of_an_english_model_in_the_pipeline(trained):
         assert {w.lower() for w in words} <= forms, vocab
 
 
-def test_the_parsers_learn_from_gold_and_jack_knifed_tags_and_choose_on_the_tagged_dev(trained):
-    from nlpipe.io.conllu import read_file
-
-    out, root, _ = trained
-    data = out / "parser-data"
-    gold = list(read_file(str(root / "train.conllu")))
-    both = list(read_file(str(data / "train.gold+jackknifed.conllu")))
-    assert [s.forms() for s in both] == [s.forms() for s in gold] * 2    # the training file twice
-    assert [s.to_string() for s in both[:len(gold)]] == [s.to_string() for s in gold]
-    jk = both[len(gold):]
-    assert all(w[3] != "_" for s in jk for w in s.words)
-    # only the tags differ: every other column is the gold one
-    assert [[w[:3] + w[5:] for w in s.words] for s in jk] == [[w[:3] + w[5:] for w in s.words] for s in gold]
-    dev = list(read_file(str(data / "dev.tagged.conllu")))
-    assert [s.forms() for s in dev] == [s.forms() for s in read_file(str(root / "dev.conllu"))]
-    for part in ("parse", "parse-transition"):
-        training = json.loads((out / part / "config.json").read_text(encoding="utf-8"))["training"]
-        assert "jack-knifed (3 folds" in training["pos"]
-
-
 def test_a_treebank_without_xpos_lemmas_or_features_trains_and_they_stay_blank(tmp_path):
     from nlpipe.io.conllu import parse_string
 
     write_treebank(tmp_path / "t.conllu", 30, seed=4, lemmas_feats=False)
     write_treebank(tmp_path / "d.conllu", 8, seed=5, lemmas_feats=False)
     code, _, stderr = nlpipe("train", "pipeline", "--train", str(tmp_path / "t.conllu"), "--dev", str(tmp_path / "d.conllu"),
-                             "--out", str(tmp_path / "m"), "--lang", "qkl", "--parts", "pos,parse-transition",
-                             "--jackknife-folds", "0", *QUICK)
+                             "--out", str(tmp_path / "m"), "--lang", "qkl", "--parts", "pos,parse-transition", *QUICK)
     assert code == 0, stderr
-    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["parse-transition", "pos"]   # no parser data
-    config = json.loads((tmp_path / "m" / "parse-transition" / "config.json").read_text(encoding="utf-8"))
-    assert config["training"]["pos"] == "gold (the training file)"
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["parse-transition", "pos"]
     code, stdout, stderr = nlpipe("annotate", "--models", str(tmp_path / "m"), str(tmp_path / "d.conllu"))
     assert code == 0, stderr
     words = [w for s in parse_string(stdout) for w in s.words]
@@ -292,7 +269,6 @@ def test_pipeline_option_errors(tmp_path):
             (["--set", "lemma.epochs=2"], "--set lemma...: no part 'lemma' (expected one of: tokenize, pos, "
                                           "parse-transition, parse)"),
             (["--parts", "pos,ner"], "unknown part(s) ner (expected some of: tokenize, pos, parse-transition, parse)"),
-            (["--jackknife-folds", "1"], "--jackknife-folds 1: 0 (gold tags only) or at least 2"),
     ):
         code, _, stderr = nlpipe("train", "pipeline", "--train", t, "--dev", t, "--out", str(tmp_path / "m"), *extra)
         assert (code, stderr) == (2, f"nlpipe: error: {message}\n")

@@ -426,9 +426,6 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @click.option("--set", "part_options", multiple=True, metavar="PART.OPTION=VALUE",
               help="An option of one part's trainer, as its training function names it (e.g. parse.epochs=2, "
                    "pos.wrapper_steps=3); repeatable.")
-@click.option("--jackknife-folds", type=click.IntRange(min=0), default=3, show_default=True, metavar="K",
-              help="The parsers also learn from the training file tagged by K taggers, each trained without "
-                   "the sentences it tags (kept in DIR/parser-data); 0: gold tags only.")
 @O.VECTORS
 @O.LANG
 @O.SEED
@@ -437,7 +434,7 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @O.DEVICE
 @O.AS_JSON
 def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
-                   jackknife_folds: int, vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
+                   vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
                    threads: int, device: str, as_json: bool) -> None:
     """Train a whole pipeline (tokenizer, tagger, both parsers) from a treebank's train and dev files
     into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
@@ -451,7 +448,7 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
         part, name, value = parse_part_option(text)
         per_part.setdefault(part, {})[name] = value
     options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device, vectors=vectors,
-                              max_minutes=max_minutes, part_options=per_part, jackknife_folds=jackknife_folds,
+                              max_minutes=max_minutes, part_options=per_part,
                               parts=[p.strip() for p in parts.split(",") if p.strip()])
     result = run(train_file, dev_file, out, options, log=_log())
     echo_result(result, "\n".join(score_table(result) + [f"pipeline ({result['language']}): "

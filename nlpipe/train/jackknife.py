@@ -17,14 +17,11 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.io.outputs import open_output
 from nlpipe.errors import NlpipeError
-
-# trains a fold's tagger: (the fold's training file, the model folder to write, a log file)
-FoldTrainer = Callable[[Path, Path, Path], None]
 
 
 def document_folds(sentences: Sequence[Sentence], folds: int, interleave: bool = False) -> List[List[int]]:
@@ -71,12 +68,10 @@ def _nlpipe(args: Sequence[str], log: Path) -> None:
 
 
 def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
-              work: Optional[str] = None, jobs: int = 1, train_fold: Optional[FoldTrainer] = None,
-              interleave: bool = False) -> List[List[int]]:
+              work: Optional[str] = None, jobs: int = 1, interleave: bool = False) -> List[List[int]]:
     """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices,
     see :func:`document_folds`). Fold files and models go to ``work`` (default: a temporary folder,
-    removed after a success and kept, with the logs, after a failure). Each fold's tagger is
-    trained by ``train_fold`` (default: ``nlpipe train pos`` with ``pos_args``)."""
+    removed after a success and kept, with the logs, after a failure)."""
     sentences = list(read_file(train))
     parts = document_folds(sentences, folds, interleave)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
@@ -88,11 +83,8 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
         held = set(parts[k])
         _write(d / "train.conllu", [s for i, s in enumerate(sentences) if i not in held])
         _write(d / "held.conllu", [sentences[i] for i in parts[k]])
-        if train_fold is None:
-            _nlpipe(["train", "pos", "--train", str(d / "train.conllu"), "--dev", dev, "--out", str(d / "model"),
-                     *pos_args], d / "train.log")
-        else:
-            train_fold(d / "train.conllu", d / "model", d / "train.log")
+        _nlpipe(["train", "pos", "--train", str(d / "train.conllu"), "--dev", dev, "--out", str(d / "model"),
+                 *pos_args], d / "train.log")
         _nlpipe(["pos", "--model", str(d / "model"), str(d / "held.conllu"), "-o", str(d / "tagged.conllu")],
                 d / "tag.log")
         return d / "tagged.conllu"

@@ -11,12 +11,10 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
 
 Nothing English goes into a model of another language: each trainer keeps its English resources (the
 EWT word rules, GloVe vectors and clusters) for ``en`` only, and the pipeline passes ``--lang`` to
-every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The pipeline's own choices over the trainers' defaults: the tokenizer averages its weights with
-a shorter memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words; the parsers learn from the
-training file twice, with its gold tags and with jack-knifed ones (each sentence tagged by a tagger
-trained on the other :data:`JACKKNIFE_FOLDS` - 1 folds), and choose their epoch on dev as tagged by
-the pipeline's tagger, so they learn from tags as noisy as those they get at run time. That data
-stays in ``OUT/parser-data`` (``--jackknife-folds 0``: the parsers train on the gold tags).
+every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The
+pipeline's own choice over the trainers' defaults: the tokenizer averages its weights with a shorter
+memory (:data:`TOKENIZER_EMA`), fit for treebanks of 50k words. The parsers learn from the gold tags:
+on fr_sequoia, jack-knifed tags did not help the transition parser (see docs/experiments.md).
 
 The time budget (``max_minutes``, default :data:`DEFAULT_MINUTES`) is shared: the tokenizer may use
 :data:`TOKENIZE_SHARE` of it, the tagger and the transition parser run to their epochs' end, and
@@ -26,7 +24,6 @@ the biaffine parser, trained last, gets what is left. Options for one part's tra
 from __future__ import annotations
 
 import inspect
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -45,8 +42,6 @@ TOKENIZE_SHARE = 0.25
 # after 5 epochs (dev tokens F1 78.77), where 0.99 gave 90.83 after 3.
 TOKENIZER_EMA = 0.99
 MIN_PARSER_MINUTES = 1.0       # the biaffine parser's least budget when the others used up the rest
-JACKKNIFE_FOLDS = 3
-PARSER_DATA = "parser-data"
 
 Log = Callable[[str], None]
 
@@ -63,7 +58,6 @@ class PipelineOptions:
     vectors: Optional[str] = None  # word vectors (text format) for the tagger and the biaffine parser
     parts: Sequence[str] = PARTS
     part_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    jackknife_folds: int = JACKKNIFE_FOLDS   # 0: the parsers train on the gold tags alone
 
 
 def vector_options(options: PipelineOptions) -> Dict[str, Any]:
@@ -131,53 +125,16 @@ def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, m
     trainer(train, dev, str(out), log=log, **kwargs)
 
 
-def _tagger_arguments(options: PipelineOptions) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    return _given("pos", options, {"lang": options.lang, "seed": options.seed, **vector_options(options)})
-
-
 def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
                  log: Log) -> None:
     from nlpipe.train import pos
 
-    kwargs, hyper = _tagger_arguments(options)
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, **vector_options(options)}
+    kwargs, hyper = _given("pos", options, defaults)
     try:
         pos.train_model(train, dev, str(out), pos.TrainOptions(**hyper), log=log, **kwargs)
     except ValueError as e:
         raise NlpipeError(f"pos: training failed: {e}") from None
-
-
-def parser_data(train: str, dev: str, root: Path, options: PipelineOptions, log: Log) -> Tuple[str, str]:
-    """Write the parsers' data to ``root/parser-data``: (the training file with its gold tags and then
-    with jack-knifed ones, from taggers trained like the pipeline's but without lemmas and FEATS,
-    which the parsers do not read; dev tagged by the pipeline's tagger in ``root/pos``)."""
-    from nlpipe.io.conllu import read_file
-    from nlpipe.registry import load_stage
-    from nlpipe.train import pos
-    from nlpipe.train.jackknife import jackknife
-
-    work = root / PARSER_DATA
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    kwargs, hyper = _tagger_arguments(options)
-    kwargs["morph"] = False
-
-    def train_fold(fold_train: Path, model: Path, log_file: Path) -> None:
-        with open(log_file, "w", encoding="utf-8") as f:
-            pos.train_model(str(fold_train), dev, str(model), pos.TrainOptions(**hyper),
-                            log=lambda m: print(m, file=f), **kwargs)
-
-    jackknifed = work / "train.jackknifed.conllu"
-    parts = jackknife(train, dev, str(jackknifed), options.jackknife_folds, work=str(work / "folds"),
-                      jobs=options.threads, train_fold=train_fold, interleave=True)
-    log(f"jack-knifed tags: {options.jackknife_folds} folds of {', '.join(str(len(p)) for p in parts)} sentences")
-    both, tagged = work / "train.gold+jackknifed.conllu", work / "dev.tagged.conllu"
-    with open(both, "w", encoding="utf-8", newline="\n") as f:
-        for path in (train, jackknifed):
-            f.writelines(s.to_string() for s in read_file(str(path)))
-    tagger = load_stage("pos", str(root / "pos"))
-    with open(tagged, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(s.to_string() for s in tagger.annotate(read_file(dev)))
-    return str(both), str(tagged)
 
 
 def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
@@ -185,7 +142,7 @@ def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, 
     from nlpipe.train import transition
 
     kwargs, hyper = _given("parse-transition", options, {"lang": options.lang, "seed": options.seed,
-                                                         "pos_source": pos_source(options)})
+                                                         "pos_source": "gold (the training file)"})
     transition.train_transition(train, dev, str(out), transition.TrainOptions(**hyper),
                                 log=_Stream(log), **kwargs)
 
@@ -195,24 +152,12 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
     from nlpipe.train import biaffine
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
-                                "device": options.device, "pos_source": pos_source(options),
+                                "device": options.device, "pos_source": "gold (the training file)",
                                 **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
     kwargs, _ = _given("parse", options, defaults)
     biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
-
-
-def jackknifed(options: PipelineOptions) -> bool:
-    """Whether the parsers learn from jack-knifed tags too (they need the pipeline's tagger)."""
-    return options.jackknife_folds > 0 and "pos" in options.parts
-
-
-def pos_source(options: PipelineOptions) -> str:
-    """Where the parsers' training tags come from (for their config)."""
-    if jackknifed(options):
-        return f"gold, then jack-knifed ({options.jackknife_folds} folds; dev tagged by the pipeline's tagger)"
-    return "gold (the training file)"
 
 
 # part -> its trainer, in the order they run (the biaffine parser last: it takes what time is left)
@@ -263,26 +208,19 @@ def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOpt
         if part not in TRAINERS:
             raise NlpipeError(f"--set {part}...: no part '{part}' (expected one of: {', '.join(PARTS)})")
     check_part_options(options)
-    if options.jackknife_folds < 0 or options.jackknife_folds == 1:
-        raise NlpipeError(f"--jackknife-folds {options.jackknife_folds}: 0 (gold tags only) or at least 2")
     check_treebank(train, dev)
     budget = DEFAULT_MINUTES if options.max_minutes is None else options.max_minutes
     start = time.time()
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
     done: List[Dict[str, Any]] = []
-    parser_files = (train, dev)
     for part in [p for p in TRAINERS if p in options.parts]:
-        if STAGE_OF[part] == "parse" and jackknifed(options) and parser_files == (train, dev):
-            log(f"pipeline: jack-knifed tags for the parsers -> {root / PARSER_DATA}")
-            parser_files = parser_data(train, dev, root, options, lambda m: log(f"[{PARSER_DATA}] {m}"))
         left = budget - (time.time() - start) / 60
         minutes = share(part, budget, left)
         log(f"pipeline: training {part} -> {root / part}"
             + (f" (at most {minutes:.1f} min)" if minutes is not None else ""))
         t0 = time.time()
-        files = parser_files if STAGE_OF[part] == "parse" else (train, dev)
-        TRAINERS[part](*files, root / part, options, minutes, lambda m, p=part: log(f"[{p}] {m}"))
+        TRAINERS[part](train, dev, root / part, options, minutes, lambda m, p=part: log(f"[{p}] {m}"))
         config = read_config(root / part)
         done.append({"part": part, "stage": STAGE_OF[part], "model": str(root / part),
                      "minutes": round((time.time() - t0) / 60, 1),
