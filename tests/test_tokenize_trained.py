@@ -398,12 +398,3 @@ def test_training_stream_joins_sentences_by_one_space_or_a_gap():
     # a run cut inside a paragraph is always joined to the next one
     assert list(_stream([([a], False), ([b], True)], vocab, None, 2, 0.0, random.Random(1))[2]) == joined
 
-
-def test_learning_rate_ends_at_zero_by_steps_or_by_time():
-    from nlpipe.train.tokenize import _cosine_in_time
-
-    by_steps = _cosine_in_time(1.0, 10, lambda: 0.0)
-    assert by_steps(0) == pytest.approx(1.0) and by_steps(5) == pytest.approx(0.5) and by_steps(10) == pytest.approx(0.0)
-    half_time = _cosine_in_time(1.0, 10, lambda: 0.5)     # half the time budget spent after 1 step of 10
-    assert half_time(1) == pytest.approx(0.5)
-    assert _cosine_in_time(1.0, 10, lambda: 2.0)(1) == pytest.approx(0.0)   # budget passed

@@ -8,16 +8,14 @@ share of the boundaries inside paragraphs and the pieces laid out in a new rando
 (pieces of one paragraph still joined by a space), so each sentence end is seen before new
 sentence starts, as UDPipe 1 trains its tokenizer. Each epoch cuts the stream into windows at a
 random offset; a window's loss counts only its centre, whose characters see their whole receptive
-field. The loop is :class:`nlpipe.train.loop.Trainer`; the learning rate falls on a cosine to zero
-at the last epoch, or at the time limit when that comes first; the weights kept are an exponential
-moving average of the trained ones. After every epoch the model tokenizes the dev raw text through the real stage code
+field. The loop is :class:`nlpipe.train.loop.Trainer`; the weights kept are an exponential moving
+average of the trained ones. After every epoch the model tokenizes the dev raw text through the real stage code
 and is scored by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence threshold
 is tuned on dev.
 """
 from __future__ import annotations
 
 import io
-import math
 import random
 import sys
 import time
@@ -228,17 +226,6 @@ class SegmenterTrainer(Trainer):
         return _total(scores)
 
 
-def _cosine_in_time(lr: float, steps: int, used: Callable[[], float]) -> Callable[[int], float]:
-    """Learning rate of step ``step``: cosine from ``lr`` down to 0 over ``steps`` steps or over the
-    time budget, whichever ends first (``used()``: the share of the budget spent), so a run cut by
-    its time limit still ends with small steps."""
-    def at(step: int) -> float:
-        progress = min(1.0, max(step / max(1, steps), used()))
-        return 0.5 * lr * (1.0 + math.cos(math.pi * progress))
-
-    return at
-
-
 # Default epochs: about EPOCH_CHARS training characters in all, between MIN_EPOCHS and MAX_EPOCHS (EWT,
 # ~1M characters: 30; French Sequoia, 266k: 60, which gave dev tokens 99.45 / sentences 88.00 where 30
 # gave 99.28 / 82.44).
@@ -304,14 +291,9 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
 
     trainer = SegmenterTrainer(model, lay_out if shuffle > 0 else (ids, bits, labels), length, radius, batch,
                                scores_of)
-    if time_limit is None:
-        schedule: Dict[str, Any] = {"scheduler": torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))}
-    else:
-        t_train = time.time()
-        schedule = {"step_lr": _cosine_in_time(lr, epochs * -(-len(ids) // ((length - 2 * radius) * batch)),
-                                               lambda: (time.time() - t_train) / max(1.0, time_limit - (t_train - t_start)))}
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
-                      max_minutes=None if time_limit is None else time_limit / 60, **schedule)
+                      scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs)),
+                      max_minutes=None if time_limit is None else time_limit / 60)
     best_epoch, params = run.best_epoch, trainer.params()
     dev = {k: run.best[k] for k in ("tokens_f1", "sentences_f1", "words_f1")}
     history = run.history
