@@ -81,7 +81,7 @@ def _runs(units: List[Tuple[str, np.ndarray, bool]], shuffle: float, rng: random
     """The units cut into runs of consecutive sentences: at every paragraph start, and with
     ``shuffle`` > 0 also at each other sentence boundary with that probability, the runs then put in
     a random order (new sentence neighbours every epoch, as UDPipe 1's tokenizer trainer does)."""
-    runs: List[Tuple[List[Tuple[str, np.ndarray]], bool]] = []
+    runs: List[Run] = []
     for k, (text, labels, new_par) in enumerate(units):
         if not runs or new_par or (shuffle > 0 and rng.random() < shuffle):
             runs.append(([], False))
@@ -276,6 +276,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     spaces = any(" " in tok[FORM] for sent in train_sents for tok in sent.tokens)
     rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
+
     def lay_out(rng: random.Random) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         return _stream(_runs(units, shuffle, rng), vocab, word_rules, max(dil), join, rng)
 
