@@ -357,3 +357,44 @@ def test_ewt_dev_scores(corpora):
     assert result["tokens_f1"] >= 99.3
     assert result["words_f1"] >= 99.1
     assert result["sentences_f1"] >= 88.0
+
+
+def test_training_runs_keep_paragraphs_or_shuffle_sentences():
+    import random
+
+    from nlpipe.train.tokenize import _runs, _units
+
+    sents = list(read_file(str(FIXTURES / "tok_small.conllu")))
+    units = _units(sents, "x")
+    # s1 s2 | s3 s4: two paragraphs of two sentences
+    assert [(t, new_par) for t, _, new_par in units] == [
+        ("I don't know.", True), ("It's Bob's (really)", False),
+        ("Its cannot be e-mail.", True), ("Its it's fine", False)]
+    assert [([t for t, _ in run], ends) for run, ends in _runs(units, 0.0, random.Random(1))] == [
+        (["I don't know.", "It's Bob's (really)"], True), (["Its cannot be e-mail.", "Its it's fine"], True)]
+    # shuffle 1: every sentence a run of its own, in some order; s2 and s4 end their paragraphs
+    runs = _runs(units, 1.0, random.Random(1))
+    assert all(len(run) == 1 for run, _ in runs)
+    assert sorted((run[0][0], ends) for run, ends in runs) == [
+        ("I don't know.", False), ("It's Bob's (really)", True), ("Its cannot be e-mail.", False),
+        ("Its it's fine", True)]
+
+
+def test_training_stream_joins_sentences_by_one_space_or_a_gap():
+    import random
+
+    from nlpipe.train.tokenize import IGNORE, _stream
+
+    vocab = CharVocab(["a", "b", "."])
+    a = ("a.", np.array([TOKEN_END, SENT_END], np.int8))
+    b = ("b", np.array([SENT_END], np.int8))
+    joined = [TOKEN_END, SENT_END, IGNORE, SENT_END, IGNORE, IGNORE]    # "a. b", then a gap
+    ids, bits, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 1.0, random.Random(1))
+    assert len(ids) == 4 + 2 and ids[2] == SPACE and list(ids[4:]) == [0, 0]
+    assert list(labels) == joined
+    ids, _, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 0.0, random.Random(1))  # two paragraphs
+    assert list(ids[2:4]) == [0, 0] and len(ids) == 2 + 2 + 1 + 2
+    assert list(labels) == [TOKEN_END, SENT_END, IGNORE, IGNORE, SENT_END, IGNORE, IGNORE]
+    # a run cut inside a paragraph is always joined to the next one
+    assert list(_stream([([a], False), ([b], True)], vocab, None, 2, 0.0, random.Random(1))[2]) == joined
+

@@ -79,6 +79,9 @@ def _log(prefix: str = "") -> Callable[[str], None]:
 @click.option("--join", type=float, default=0.5, show_default=True,
               help="Share of paragraphs joined to the next one by a space in training (for input without "
                    "paragraph breaks).")
+@click.option("--shuffle", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Share of sentence boundaries inside a paragraph where the training text is cut before "
+                   "its pieces are put in a new random order every epoch (0: the treebank's order).")
 @click.option("--min-char", type=int, default=2, show_default=True, help="Keep characters seen this often.")
 @click.option("--rules", default="learn", show_default=True,
               help="Word rules and Punkt sentence ends given as an input feature: 'learn' (from --train), "

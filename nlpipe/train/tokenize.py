@@ -3,10 +3,13 @@
 The training paragraphs are the raw text ``nlpipe eval tokenize`` builds from the gold file. They
 are laid end to end in one stream, separated by padding (so the network sees paragraph ends as at
 inference) or, for a share ``join`` of them, by one space (so it also learns sentence ends where
-the input has no paragraph breaks). Each epoch cuts the stream into windows at a random offset;
-a window's loss counts only its centre, whose characters see their whole receptive field.
-The loop is :class:`nlpipe.train.loop.Trainer`; the weights kept are an exponential moving average of
-the trained ones. After every epoch the model tokenizes the dev raw text through the real stage code
+the input has no paragraph breaks). With ``shuffle`` > 0 the sentences are also cut apart at that
+share of the boundaries inside paragraphs and the pieces laid out in a new random order every epoch
+(pieces of one paragraph still joined by a space), so each sentence end is seen before new
+sentence starts, as UDPipe 1 trains its tokenizer. Each epoch cuts the stream into windows at a
+random offset; a window's loss counts only its centre, whose characters see their whole receptive
+field. The loop is :class:`nlpipe.train.loop.Trainer`; the weights kept are an exponential moving
+average of the trained ones. After every epoch the model tokenizes the dev raw text through the real stage code
 and is scored by :mod:`nlpipe.runtime.evaluate`; the best epoch is kept and the sentence threshold
 is tuned on dev.
 """
@@ -61,27 +64,57 @@ class CharCNN(nn.Module):
         return self.out(h.transpose(1, 2))
 
 
-def _stream(paragraphs: List[Tuple[str, np.ndarray]], vocab: CharVocab, rules: Optional[RuleFeatures],
+def _units(sentences: Sequence[Any], name: str) -> List[Tuple[str, np.ndarray, bool]]:
+    """(text, labels, starts a paragraph) of each training sentence (labels as
+    :func:`~nlpipe.models.segmenter.labelled_paragraphs` gives them)."""
+    units = []
+    for k, sent in enumerate(sentences):
+        (text, labels), = labelled_paragraphs([sent], name)
+        units.append((text, labels, k == 0 or sent.starts_paragraph))
+    return units
+
+
+Run = Tuple[List[Tuple[str, np.ndarray]], bool]   # (text and labels of consecutive sentences, ends a paragraph)
+
+
+def _runs(units: List[Tuple[str, np.ndarray, bool]], shuffle: float, rng: random.Random) -> List[Run]:
+    """The units cut into runs of consecutive sentences: at every paragraph start, and with
+    ``shuffle`` > 0 also at each other sentence boundary with that probability, the runs then put in
+    a random order (new sentence neighbours every epoch, as UDPipe 1's tokenizer trainer does)."""
+    runs: List[Run] = []
+    for k, (text, labels, new_par) in enumerate(units):
+        if not runs or new_par or (shuffle > 0 and rng.random() < shuffle):
+            runs.append(([], False))
+        runs[-1][0].append((text, labels))
+        if k + 1 == len(units) or units[k + 1][2]:
+            runs[-1] = (runs[-1][0], True)
+    if shuffle > 0:
+        rng.shuffle(runs)
+    return runs
+
+
+def _stream(runs: List[Run], vocab: CharVocab, rules: Optional[RuleFeatures],
             gap: int, join: float, rng: random.Random) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, rule bits, labels) of all paragraphs laid end to end."""
+    """(ids, rule bits, labels) of all runs of sentences laid end to end: the sentences of a run joined
+    by one space; a run that ends a paragraph joined to the next one by one space with probability
+    ``join``, else followed by a padding gap of ``gap`` (a paragraph end); any other run joined to
+    the next by one space."""
     ids_parts: List[np.ndarray] = []
     bit_parts: List[np.ndarray] = []
     label_parts: List[np.ndarray] = []
     pad_ids = np.zeros(gap, dtype=np.int32)
     pad_labels = np.full(gap, IGNORE, dtype=np.int64)
     i = 0
-    while i < len(paragraphs):
-        # a run of paragraphs joined by single spaces (one paragraph most of the time)
-        texts = [paragraphs[i][0]]
-        labs = [paragraphs[i][1]]
-        while i + 1 < len(paragraphs) and rng.random() < join:
+    while i < len(runs):
+        # runs joined by single spaces up to a paragraph end not joined to the next
+        sents = list(runs[i][0])
+        while i + 1 < len(runs) and (not runs[i][1] or rng.random() < join):
             i += 1
-            texts.append(paragraphs[i][0])
-            labs.append(paragraphs[i][1])
+            sents += runs[i][0]
         i += 1
-        text = " ".join(texts)
+        text = " ".join(t for t, _ in sents)
         ids = vocab.ids(text)
-        lab = np.concatenate([np.concatenate([lb, [INSIDE]]) for lb in labs])[:-1].astype(np.int64)
+        lab = np.concatenate([np.concatenate([lb, [INSIDE]]) for _, lb in sents])[:-1].astype(np.int64)
         lab[ids == SPACE] = IGNORE
         ids_parts += [ids, pad_ids]
         bit_parts += [rules(text) if rules is not None else np.zeros(len(text), np.int32), pad_ids]
@@ -159,18 +192,19 @@ def _total(s: Dict[str, float]) -> float:
 
 class SegmenterTrainer(Trainer):
     """The character CNN's batches (windows of the training stream, cut at a new random offset every
-    epoch), loss and dev scores (selected by the sum of the three F1)."""
+    epoch), loss and dev scores (selected by the sum of the three F1). ``stream``: the training
+    stream, or a function of the random generator that lays out a new one for every epoch."""
 
     name, key = "tokenize", "tokens_f1 + sentences_f1 + words_f1"
 
-    def __init__(self, model: CharCNN, stream: Tuple[np.ndarray, np.ndarray, np.ndarray], length: int,
-                 radius: int, batch: int, dev: Any):
+    def __init__(self, model: CharCNN, stream: Any, length: int, radius: int, batch: int, dev: Any):
         self.net, self.stream, self.length, self.radius, self.batch = model, stream, length, radius, batch
         self.dev = dev   # weights -> dev scores
         self.loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
 
     def batches(self, rng: random.Random) -> Iterator[Tuple[torch.Tensor, ...]]:
-        w_ids, w_bits, w_lab = _windows(*self.stream, self.length, self.radius, rng)
+        stream = self.stream(rng) if callable(self.stream) else self.stream
+        w_ids, w_bits, w_lab = _windows(*stream, self.length, self.radius, rng)
         order = list(range(len(w_ids)))
         rng.shuffle(order)
         for b in range(0, len(order), self.batch):
@@ -205,7 +239,7 @@ def default_epochs(characters: int) -> int:
 
 def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None, channels: int = 32, emb: int = 16,
           dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
-          dropout: float = 0.1, join: float = 0.5, min_char: int = 2, rules: Optional[str] = "learn",
+          dropout: float = 0.1, join: float = 0.5, shuffle: float = 0.0, min_char: int = 2, rules: Optional[str] = "learn",
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
@@ -230,20 +264,24 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
         if not sents:  # an empty document is valid input, but nothing to learn or select from
             raise NlpipeError(f"{path}: no sentences")
     try:
-        paragraphs = labelled_paragraphs(train_sents, train_path)
+        units = _units(train_sents, train_path)
     except ValueError as e:
         raise NlpipeError(str(e)) from None
     dev_text = raw_text(dev_sents)
-    vocab = CharVocab.build((p for p, _ in paragraphs), min_char)
+    vocab = CharVocab.build((t for t, _, _ in units), min_char)
     if epochs is None:
-        epochs = default_epochs(sum(len(p) for p, _ in paragraphs))
+        epochs = default_epochs(sum(len(t) + (not new_par) for t, _, new_par in units))
     multiwords = learn_multiwords(train_sents, dev_sents, english=lang == "en")
     # tokens with a space inside (French "500 000"): a space may then lie inside a token
     spaces = any(" " in tok[FORM] for sent in train_sents for tok in sent.tokens)
     rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
-    ids, bits, labels = _stream(paragraphs, vocab, word_rules, max(dil), join, rng)
-    log(f"train tokenize: {len(paragraphs)} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
+
+    def lay_out(rng: random.Random) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _stream(_runs(units, shuffle, rng), vocab, word_rules, max(dil), join, rng)
+
+    ids, bits, labels = lay_out(rng)
+    log(f"train tokenize: {sum(1 for u in units if u[2])} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
         f"{sum(1 for w in multiwords['table'].values() if w)} multiword forms; receptive field {radius} each side")
 
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
@@ -252,7 +290,8 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
         return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang, spaces), dev_sents, dev_text, dev_path)
 
-    trainer = SegmenterTrainer(model, (ids, bits, labels), length, radius, batch, scores_of)
+    trainer = SegmenterTrainer(model, lay_out if shuffle > 0 else (ids, bits, labels), length, radius, batch,
+                               scores_of)
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
                       scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs)),
                       max_minutes=None if time_limit is None else time_limit / 60)
@@ -294,7 +333,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
             {"tokens_f1": round(dev["tokens_f1"], 2), "sentences_f1": round(dev["sentences_f1"], 2),
              "words_f1": round(dev["words_f1"], 2)},
             hyper={"epochs": epochs, "length": length, "batch": batch, "lr": lr, "dropout": dropout,
-                   "join": join, "min_char": min_char, "seed": seed, "rules": rules,
+                   "join": join, "shuffle": shuffle, "min_char": min_char, "seed": seed, "rules": rules,
                    "rule_sentences": rule_sentences, "ema_decay": ema_decay},
             best_epoch=best_epoch, minutes=round(result["minutes"], 1)),
     })
