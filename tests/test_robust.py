@@ -70,12 +70,13 @@ def test_a_signal_ends_the_run_with_one_line_and_no_temporary_file(tmp_path, job
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     out = tmp_path / "out.conllu"
-    # a suite started in the background (`make test &`) inherits SIGINT ignored, and so would the
-    # child; give it the default disposition a terminal's Ctrl-C meets
+    # a suite started in the background (`make test &`) inherits SIGINT ignored, and one started
+    # under nohup SIGHUP, and so would the child (nlpipe keeps an ignored signal ignored); give it
+    # the default disposition a terminal's Ctrl-C or hang-up meets
     proc = subprocess.Popen(NL + ["annotate", "--stages", "tokenize", "--model", "tokenize=tokenize-rules-ewt",
                                   "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     with open(fifo, "w", encoding="utf-8") as w:
         w.write(SAMPLE * 3)  # several chunks are written to the temporary file ...
         w.flush()
