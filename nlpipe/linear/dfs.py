@@ -131,9 +131,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             if len(act) == 0:
                 return pred, used
             rest, start = rest[c1:], c1
-        elif tset is not None:
-            s = np.take(masks, tset[act], axis=0)
-    elif s is None and tset is not None:
+    if s is None and tset is not None:       # the dictionary's restriction opens the sum
         s = np.take(masks, tset[act], axis=0)
     for step, j in enumerate(rest, start=start):
         s = _add(model, j, model.token_rows(j, atoms, tags, ga, first), s)

@@ -268,10 +268,12 @@ def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Seq
     first = layout.scatter(model.first_ids(t for s in dev_tags for t in s), model.first_size)
     gold = [universal_feats(f) for s in dev for f in s.feats]
     pairs = [(f, x) for s in train for f, x in zip(s.forms, s.feats)]
+    dictionaries = {c: None if c is None else LabelDictionary(dictionary_entries(pairs, c), model.labels,
+                                                              model.attributes, c)
+                    for c in (FEATS_DICTIONARY_COUNTS if pairs else (None,))}
     found = {}
-    for c in FEATS_DICTIONARY_COUNTS if pairs else (None,):
-        model.dictionary = None if c is None else \
-            LabelDictionary(dictionary_entries(pairs, c), model.labels, model.attributes, c)
+    for c, dictionary in dictionaries.items():
+        model.dictionary = dictionary
         for m in FEATS_MARGINS:
             pred, used = tag(model, layout, atoms, m, None, checkpoint_schedule(checkpoints), first=first)
             found[c, m] = 100 * float(np.mean([universal_feats(model.labels[p]) == g
@@ -280,8 +282,7 @@ def choose_feats_margin(model: TemplatedModel, dev: Sequence[Any], dev_tags: Seq
                 f"dev UFeats {found[c, m]:.2f}, {used.mean():.1f} templates a word")
     c, m = max(found, key=lambda cm: (found[cm], cm[0] if cm[0] is not None else 1e9,
                                       -(cm[1] if cm[1] is not None else 1e9)))
-    model.dictionary = None if c is None else \
-        LabelDictionary(dictionary_entries(pairs, c), model.labels, model.attributes, c)
+    model.dictionary = dictionaries[c]
     return m
 
 
