@@ -304,3 +304,67 @@ def test_default_epochs_follow_the_size_of_the_training_text():
     assert default_epochs(400_000) == 40         # 16M / 400k
     assert default_epochs(265_912) == 60         # French Sequoia train: 60.2
     assert default_epochs(10_000) == 60          # at most 60
+
+
+def _conllu(*sentences: str) -> list:
+    """Sentences from lines of space-separated tokens; ``~`` glues a token to the next (SpaceAfter=No)."""
+    from nlpipe.io.conllu import parse_string
+
+    blocks = []
+    for line in sentences:
+        toks = line.split(" ")
+        rows, text = [], ""
+        for i, t in enumerate(toks, 1):
+            glued = t.endswith("~")
+            form = t.rstrip("~")
+            text += form + ("" if glued or i == len(toks) else " ")
+            rows.append("\t".join([str(i), form] + ["_"] * 7 + ["SpaceAfter=No" if glued else "_"]))
+        blocks.append(f"# text = {text}\n" + "\n".join(rows) + "\n")
+    return list(parse_string("\n".join(blocks) + "\n"))
+
+
+FRENCH_LIKE = _conllu(
+    "l'~ homme dit~ -il qu'~ aujourd'hui l'on part .", "d'~ abord l'~ enfant a~ -t-il vu Jean-Claude ?",
+    "qu'~ on le traité(e) et l'on voit aujourd'hui le porte-parole .", "puis~ -je dire l'~ avis ?")
+
+
+def test_french_like_word_rules_are_learned_from_the_data():
+    from nlpipe.train.punkt import learn_words
+
+    words = learn_words(FRENCH_LIKE, "fr")
+    # l' and qu' are split off three and two times; d' only once
+    assert words["elisions"] == ["l'", "qu'"]
+    # hyphenated words kept whole (Jean-Claude, porte-parole) twice, split at a hyphen (dit -il,
+    # a -t-il, puis -je) three times
+    assert words["hyphen_whole"] is False
+    assert words["paren_endings"] is True
+    # l'on: written twice as one token, which the elision l' would split; aujourd'hui is not split by
+    # the rules (aujourd' is no elision), traité(e) is kept by the bracket rule
+    assert words["whole"] == ["l'on"]
+
+
+def test_hyphenated_words_stay_whole_where_the_treebank_keeps_them():
+    from nlpipe.train.punkt import learn_words
+
+    more_whole = FRENCH_LIKE + _conllu("Jean-Pierre et Marie-Claire sont au rendez-vous .")
+    words = learn_words(more_whole, "fr")
+    assert words["hyphen_whole"] is True
+    assert words["hyphen_suffixes"] == ["-il", "-je", "-t-il"]
+    # the English treebank convention: split at hyphens (long - term)
+    english = _conllu("a long~ -~ term plan", "a short~ -~ lived , well~ -~ known e-mail")
+    assert learn_words(english, "en")["hyphen_whole"] is False
+
+
+def test_rule_tokenizer_applies_the_learned_french_rules():
+    rules = WordTokenizer(english=False, elisions=["l'", "qu'", "jusqu'"], hyphen_whole=True,
+                          hyphen_suffixes=["-il", "-t-il", "-vous", "-en"], whole=["aujourd'hui", "l'on"],
+                          paren_endings=True)
+    text = "L’homme dit-il qu'aujourd'hui l'On a-t-il vu AUTRE(S) ami(e)s Jean-Claude, allez-vous-en jusqu'ici."
+    assert [text[s:e] for s, e, _ in rules.tokens(text)] == [
+        "L’", "homme", "dit", "-il", "qu'", "aujourd'hui", "l'On", "a", "-t-il", "vu", "AUTRE(S)",
+        "ami(e)s", "Jean-Claude", ",", "allez", "-vous", "-en", "jusqu'", "ici", "."]
+    # without them (an older model's words.json), as before: apostrophes inside a word, hyphens and
+    # brackets split
+    plain = WordTokenizer.from_params({"abbreviations": [], "hyphen_prefixes": [], "splits": {}, "english": False})
+    assert [text[s:e] for s, e, _ in plain.tokens(text)][:8] == [
+        "L’homme", "dit", "-", "il", "qu'aujourd'hui", "l'On", "a", "-"]

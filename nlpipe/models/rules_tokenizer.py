@@ -14,12 +14,19 @@ from one regular expression plus EWT's splitting rules:
   (``Dr.``, ``U.S.``) stay whole, except that an abbreviation ending a sentence gives up its period;
 - a run of one punctuation character (``...``, ``!!!``) or of ``?``/``!`` (``?!``) is one token.
 
+Rules learned from a treebank of another language (each off unless its ``words.json`` turns it on):
+elisions split off the next word (French ``l'`` + ``homme``, ``qu'`` + ``il``); hyphenated words kept
+whole, with learned suffixes split off (``dit`` + ``-il``, ``a`` + ``-t-il``); forms kept whole
+that the rules would split (``aujourd'hui``, ``l'on``, ``c'est-à-dire``); a bracketed ending kept
+in its word (``traité(e)``, ``AUTRE(S)``).
+
 Every non-whitespace character of the input ends up in exactly one token, in order.
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
@@ -40,7 +47,7 @@ Token = Tuple[int, int, Optional[List[str]]]
 # The e-mail alternative is tried only where a run of address characters starts (look-behind), so
 # a long run without "@" is scanned once, not once per position (that would be quadratic).
 _TOKEN_PATTERN = r"""
-  (?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
+  %s(?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
 | (?P<email>(?<![\w.+-])[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
 %s| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?:(?P<dot>\.(?![.?!]))|(?P<apos>['’](?!\w)))?
 | (?P<emo>[:;=]-?[()DPp](?!\w))
@@ -58,11 +65,23 @@ _SPACED_NUMBER = r"""| (?P<spaced>(?<![\w.,])\d{1,3}(?:\ \d{3})+(?:,\d+)?(?!\w))
 """
 _TAG = r"""| (?P<tag>(?<!\w)\#[^\W\d_]\w*)
 """
-_TOKEN_RE = re.compile(_TOKEN_PATTERN % _ENGLISH_ALTERNATIVES, re.VERBOSE)
-_TOKEN_RES = {(True, False): _TOKEN_RE,
-              (False, False): re.compile(_TOKEN_PATTERN % _TAG, re.VERBOSE),
-              (True, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _ENGLISH_ALTERNATIVES), re.VERBOSE),
-              (False, True): re.compile(_TOKEN_PATTERN % (_SPACED_NUMBER + _TAG), re.VERBOSE)}
+# Learned (``paren_endings``): a bracketed ending of one to three letters stays in its word (``traité(e)``).
+_PAREN_ENDING = r"""(?P<paren>[^\W\d_]+\([^\W\d_]{1,3}\)[^\W\d_]*(?!\w))
+| """
+
+
+@functools.lru_cache(maxsize=16)
+def _token_re(english: bool, spaced_numbers: bool, paren_endings: bool, whole: Tuple[str, ...]) -> Pattern[str]:
+    """The token pattern with the alternatives a model's rules turn on; ``whole``: lower-cased forms
+    matched first, as whole tokens, in any casing."""
+    first = ""
+    if whole:
+        alts = "|".join(re.escape(w).replace("'", "['’]") for w in sorted(whole, key=lambda w: (-len(w), w)))
+        first = r"(?P<whole>(?<!\w)(?i:%s)(?!\w))" % alts + "\n| "
+    if paren_endings:
+        first += _PAREN_ENDING
+    language = (_SPACED_NUMBER if spaced_numbers else "") + (_ENGLISH_ALTERNATIVES if english else _TAG)
+    return re.compile(_TOKEN_PATTERN % (first, language), re.VERBOSE)
 
 _NUMBER_UNIT_RE = re.compile(r"(\d[\d.,:]*)([^\W\d_]+)$")
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
@@ -77,7 +96,9 @@ class WordTokenizer:
     def __init__(self, abbreviations: Iterable[str] = (), hyphen_prefixes: Iterable[str] = (),
                  splits: Optional[Dict[str, Sequence[int]]] = None,
                  joined: Optional[Dict[str, Sequence[int]]] = None, units: Iterable[str] = (),
-                 english: bool = True, spaced_numbers: bool = False):
+                 english: bool = True, spaced_numbers: bool = False, elisions: Iterable[str] = (),
+                 hyphen_whole: bool = False, hyphen_suffixes: Iterable[str] = (), whole: Iterable[str] = (),
+                 paren_endings: bool = False):
         """
         Args:
             abbreviations: lowercased tokens without their final period that keep it (``dr``, ``u.s``).
@@ -89,6 +110,12 @@ class WordTokenizer:
             english: apply the English rules (clitics ``n't``/``'s``, the plural possessive ``parents'``,
                 ``b/c``, ``'90s``); off, a trailing apostrophe is a token of its own.
             spaced_numbers: digit groups separated by single spaces are one token (``500 000``).
+            elisions: lowercased forms ending in an apostrophe that are split off the rest of their
+                word (``l'``, ``qu'``; ``’`` is read as ``'``).
+            hyphen_whole: hyphenated words stay whole (``hyphen_prefixes`` is then unused) but for
+                ``hyphen_suffixes``, lowercased endings split off with their hyphen (``-il``, ``-t-il``).
+            whole: lowercased forms kept as one token in any casing (``aujourd'hui``, ``l'on``).
+            paren_endings: a bracketed ending of one to three letters stays in its word (``traité(e)``).
         """
         self.abbreviations = frozenset(abbreviations)
         self.hyphen_prefixes = frozenset(hyphen_prefixes)
@@ -96,7 +123,19 @@ class WordTokenizer:
         self.joined = dict(joined or {})
         self.units = frozenset(units)
         self.english = english
-        self._re = _TOKEN_RES[(bool(english), bool(spaced_numbers))]
+        self.elisions = frozenset(elisions)
+        self.hyphen_whole = bool(hyphen_whole)
+        self.hyphen_suffixes = sorted(set(hyphen_suffixes), key=len, reverse=True)   # longest first
+        self._re = _token_re(bool(english), bool(spaced_numbers), bool(paren_endings), tuple(sorted(set(whole))))
+
+    @classmethod
+    def from_params(cls, words: Dict[str, Any]) -> "WordTokenizer":
+        """The word rules of a ``words.json`` parameter file (a rule missing from older files is off)."""
+        return cls(words["abbreviations"], words["hyphen_prefixes"], words["splits"], words.get("joined", {}),
+                   words.get("units", []), words.get("english", True), words.get("spaced_numbers", False),
+                   elisions=words.get("elisions", ()), hyphen_whole=words.get("hyphen_whole", False),
+                   hyphen_suffixes=words.get("hyphen_suffixes", ()), whole=words.get("whole", ()),
+                   paren_endings=words.get("paren_endings", False))
 
     def tokens(self, text: str, start: int = 0, end: Optional[int] = None) -> List[Token]:
         """Tokens of ``text[start:end]`` as (start, end, pieces); pieces is None for a plain token."""
@@ -129,7 +168,22 @@ class WordTokenizer:
         return out
 
     def _word(self, word: str, s: int, out: List[Token]) -> None:
-        if "-" in word and not _PHONE_RE.match(word):
+        if self.elisions:
+            cut = self._elision(word)
+            if cut:
+                out.append((s, s + cut, None))
+                self._word(word[cut:], s + cut, out)
+                return
+        if self.hyphen_whole:
+            if "-" in word:
+                low = word.lower()
+                for suffix in self.hyphen_suffixes:
+                    if low.endswith(suffix) and len(low) > len(suffix):
+                        cut = len(word) - len(suffix)
+                        self._word(word[:cut], s, out)
+                        out.append((s + cut, s + len(word), None))
+                        return
+        elif "-" in word and not _PHONE_RE.match(word):
             parts = word.split("-")
             if not (len(parts) == 2 and parts[0].lower() in self.hyphen_prefixes):
                 pos = s
@@ -157,6 +211,13 @@ class WordTokenizer:
         if lengths is None and self.english:
             lengths = clitic_lengths(word)
         out.append((s, s + len(word), None if lengths is None else split_lengths(word, lengths)))
+
+    def _elision(self, word: str) -> int:
+        """Length of the learned elision that starts ``word`` and leaves some of it (0: none)."""
+        at = next((i for i, ch in enumerate(word) if ch in "'’"), -1)
+        if 0 < at < len(word) - 1 and (word[:at].lower() + "'") in self.elisions:
+            return at + 1
+        return 0
 
 
 def clitic_lengths(word: str) -> Optional[Tuple[int, int]]:

@@ -125,19 +125,12 @@ def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
         yield "\n".join(lines)
 
 
-def word_tokenizer(words: Dict[str, Any]) -> WordTokenizer:
-    """The word rules of a ``words.json`` parameter file."""
-    return WordTokenizer(words["abbreviations"], words["hyphen_prefixes"], words["splits"],
-                         words.get("joined", {}), words.get("units", []), words.get("english", True),
-                         words.get("spaced_numbers", False))
-
-
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
     """The rule-tokenizer input feature of a trained model (word rules, optionally Punkt sentences)."""
     from nlpipe.models.segmenter import RuleFeatures
 
     sentences = SentenceSplitter(punkt, words.get("sentence_closers", [])) if punkt is not None else None
-    return RuleFeatures(word_tokenizer(words), sentences)
+    return RuleFeatures(WordTokenizer.from_params(words), sentences)
 
 
 def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleTokenizer:
@@ -147,7 +140,7 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
     words = read_json(Path(model_dir) / files.get("words", "words.json"))
     try:
         splitter = SentenceSplitter(punkt, words.get("sentence_closers", []))
-        tokenizer = word_tokenizer(words)
+        tokenizer = WordTokenizer.from_params(words)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ModelError(f"{model_dir}: corrupt tokenizer parameters ({type(e).__name__}: {e})") from None
     return RuleTokenizer(splitter, tokenizer)

@@ -11,7 +11,14 @@ Learns, from the gold tokenization of the training file only:
 - words that close a letter with a comma and end a sentence (``Thanks,`` ``Regards,``);
 - apostrophe-less multiword tokens (``dont`` -> ``do nt``, ``cannot`` -> ``can not``) split more
   often than not;
-- whether digit groups written with a space (French ``500 000``) are one token more often than not.
+- whether digit groups written with a space (French ``500 000``) are one token more often than not;
+- elisions split off the next word (French ``l'``, ``qu'``) seen twice and more often split than
+  inside a token;
+- whether hyphenated words are kept whole more often than split at the hyphen, and then the endings
+  split off with their hyphen (``-il``, ``-t-il``) more often than they end a whole token;
+- whether bracketed endings (``traité(e)``) stay in their word more often than not;
+- forms the rules above would split that the treebank keeps whole at least twice and more often than
+  it splits them (``aujourd'hui``, ``l'on``).
 
 Only an English model (``lang`` "en") adds the hand-written English seeds below and keeps the English
 clitic rules of :class:`nlpipe.models.rules_tokenizer.WordTokenizer` (``english`` in words.json);
@@ -29,7 +36,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file
 from nlpipe.io.model_dir import UNDETERMINED, write_config, write_json
 from nlpipe.io.provenance import training_block
-from nlpipe.models.rules_tokenizer import punkt_to_json
+from nlpipe.models.rules_tokenizer import WordTokenizer, punkt_to_json
 
 # Hand-written English knowledge, used where the training data is too thin (a word seen once):
 # title and calendar abbreviations, and prefixes that EWT attaches with a hyphen when it keeps them whole.
@@ -48,6 +55,11 @@ _NUMBER_UNIT = re.compile(r"\d[\d.,:]*([^\W\d_]+)$")
 _HYPHEN_WORD = re.compile(r"([^\W\d_]+)-[^\W\d_]+$")
 _SPACED_NUMBER = re.compile(r"\d{1,3}(?: \d{3})+(?:,\d+)?$")
 _GROUP = re.compile(r"\d{3}(?:,\d+)?$")
+_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+$")
+_HYPHEN_SUFFIX = re.compile(r"-[^\W\d_]+(?:-[^\W\d_]+)*$")
+_PAREN_WORD = re.compile(r"[^\W\d_]+\([^\W\d_]{1,3}\)[^\W\d_]*$")
+_SHORT_WORD = re.compile(r"[^\W\d_]{1,3}$")
+_APOSTROPHE = re.compile(r"['’]")
 
 
 def paragraphs(sentences: List[Sentence]) -> Iterator[str]:
@@ -75,7 +87,7 @@ def surface(s: Sentence) -> List[Tuple[str, bool, List[str]]]:
     return out
 
 
-def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str, object]:
+def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str, Any]:
     """The word rules of words.json learned from gold sentences (English seeds only for ``lang`` "en")."""
     english = lang == "en"
     attached: Counter = Counter()
@@ -93,11 +105,41 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
     plain: Counter = Counter()
     lengths: Dict[str, List[int]] = {}
     spaced = [0, 0]   # digit groups written with a space: kept in one token, split into tokens
+    hyphenated = [0, 0]   # alphabetic hyphenated words: kept whole, split at a hyphen
+    paren = [0, 0]        # bracketed endings: kept in their word, split off
+    elided: Counter = Counter()
+    elision_inside: Counter = Counter()
+    suffix_split: Counter = Counter()
+    suffix_inside: Counter = Counter()
     for s in sentences:
         toks = surface(s)
         for i, (form, space, pieces) in enumerate(toks):
             low = form.lower()
             nxt = toks[i + 1] if i + 1 < len(toks) else None
+            glued = nxt is not None and not space       # the next token follows without a space
+            apos = _APOSTROPHE.search(low)
+            if apos:
+                prefix = low[:apos.end() - 1] + "'"
+                if apos.end() == len(low) and low[:-1].isalpha() and glued and nxt[0][:1].isalpha():
+                    elided[prefix] += 1
+                elif 0 < apos.start() and apos.end() < len(low):
+                    elision_inside[prefix] += 1
+            if _HYPHENATED.match(form):
+                hyphenated[0] += 1
+                for k, ch in enumerate(low):
+                    if ch == "-":
+                        suffix_inside[low[k:]] += 1
+            if glued and form[-1:].isalpha():
+                if _HYPHEN_SUFFIX.match(nxt[0]):
+                    suffix_split[nxt[0].lower()] += 1
+                    hyphenated[1] += 1
+                elif nxt[0] == "-" and i + 2 < len(toks) and not nxt[1] and toks[i + 2][0][:1].isalpha():
+                    hyphenated[1] += 1
+            if _PAREN_WORD.match(form):
+                paren[0] += 1
+            if glued and form.isalpha() and nxt[0] == "(" and not nxt[1] and i + 3 < len(toks) \
+                    and _SHORT_WORD.match(toks[i + 2][0]) and not toks[i + 2][1] and toks[i + 3][0] == ")":
+                paren[1] += 1
             if len(form) > 1 and form.endswith(".") and _ABBR_BODY.match(form[:-1]):
                 attached[low[:-1]] += 1
             if nxt and not space and nxt[0] == "." and _ABBR_BODY.match(form) and i + 2 < len(toks):
@@ -131,7 +173,7 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
                     lengths[low] = [len(p) for p in pieces]
             else:
                 plain[low] += 1
-    return {
+    words: Dict[str, Any] = {
         "abbreviations": sorted({w for w, n in attached.items() if n > detached[w]}
                                 | {w for w in SEED_ABBREVIATIONS if english and attached[w] >= detached[w]}),
         "hyphen_prefixes": sorted(w for w, n in kept.items()
@@ -143,7 +185,41 @@ def learn_words(sentences: List[Sentence], lang: str = UNDETERMINED) -> Dict[str
         "joined": {w: joined_lengths[w] for w, n in sorted(joined.items()) if n >= 2 and n > plain[w]},
         "english": english,
         "spaced_numbers": spaced[0] > spaced[1],
+        "elisions": sorted(w for w, n in elided.items() if n >= 2 and n > elision_inside[w]),
+        "hyphen_whole": hyphenated[0] > hyphenated[1],
+        "hyphen_suffixes": sorted(w for w, n in suffix_split.items()
+                                  if hyphenated[0] > hyphenated[1] and n > suffix_inside[w]),
+        "paren_endings": paren[0] > paren[1],
     }
+    words["whole"] = kept_whole(sentences, words)
+    return words
+
+
+def kept_whole(sentences: List[Sentence], words: Dict[str, Any]) -> List[str]:
+    """Lower-cased surface forms that the rules of ``words`` split but the treebank keeps whole at
+    least twice and more often than it writes them as several tokens without spaces."""
+    rules = WordTokenizer.from_params({**words, "whole": []})
+    whole: Counter = Counter()
+    for s in sentences:
+        for form, _, _ in surface(s):
+            # a hyphenated ending (``-il``) or an elision (``l'``) alone is the hyphen and elision rules' case
+            if not form.isalnum() and " " not in form and form[0] != "-" and not _APOSTROPHE.match(form[-1]):
+                whole[form.lower()] += 1
+    # between two words, as in running text (an abbreviation at the end of a text loses its period)
+    candidates = {w for w, n in whole.items() if n >= 2 and len(rules.tokens(f"a {w} a")) > 3}
+    split: Counter = Counter()
+    longest = max(map(len, candidates), default=0)
+    for s in sentences:
+        toks = surface(s)
+        for i in range(len(toks)):
+            run = toks[i][0]
+            for j in range(i + 1, len(toks)):
+                if toks[j - 1][1] or len(run) >= longest:    # a space, or longer than any candidate
+                    break
+                run += toks[j][0]
+                if run.lower() in candidates:
+                    split[run.lower()] += 1
+    return sorted(w for w in candidates if whole[w] > split[w])
 
 
 def learn(sentences: List[Sentence], lang: str = UNDETERMINED) -> Tuple[Dict[str, Any], Dict[str, list]]:
@@ -190,4 +266,4 @@ def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, la
         f"hyphen prefixes, {len(words['splits'])} splits, {len(punkt['abbrev_types'])} Punkt abbreviation types")
     return {"model": str(out_dir), "language": lang, "sentences": len(sentences),
             "punkt_abbreviations": len(punkt["abbrev_types"]),
-            **{k: len(v) for k, v in words.items() if k not in ("english", "spaced_numbers")}}
+            **{k: len(v) for k, v in words.items() if not isinstance(v, bool)}}
