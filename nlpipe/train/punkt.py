@@ -202,8 +202,7 @@ def kept_whole(sentences: List[Sentence], words: Dict[str, Any]) -> List[str]:
     whole: Counter = Counter()
     for s in sentences:
         for form, _, _ in surface(s):
-            # a hyphenated ending (``-il``) or an elision (``l'``) alone is the hyphen and elision rules' case
-            if not form.isalnum() and " " not in form and form[0] != "-" and not _APOSTROPHE.match(form[-1]):
+            if not form.isalnum() and " " not in form:
                 whole[form.lower()] += 1
     # between two words, as in running text (an abbreviation at the end of a text loses its period)
     candidates = {w for w, n in whole.items() if n >= 2 and len(rules.tokens(f"a {w} a")) > 3}
