@@ -17,8 +17,8 @@ from one regular expression plus EWT's splitting rules:
 Rules learned from a treebank of another language (each off unless its ``words.json`` turns it on):
 elisions split off the next word (French ``l'`` + ``homme``, ``qu'`` + ``il``); hyphenated words kept
 whole, with learned suffixes split off (``dit`` + ``-il``, ``a`` + ``-t-il``); forms kept whole
-that the rules would split (``aujourd'hui``, ``l'on``, ``c'est-à-dire``); a bracketed ending kept
-in its word (``traité(e)``, ``AUTRE(S)``).
+that the rules would split (``l'on``, ``°C``); a bracketed ending kept in its word (``traité(e)``,
+``AUTRE(S)``).
 
 Every non-whitespace character of the input ends up in exactly one token, in order.
 """
@@ -114,7 +114,7 @@ class WordTokenizer:
                 word (``l'``, ``qu'``; ``’`` is read as ``'``).
             hyphen_whole: hyphenated words stay whole (``hyphen_prefixes`` is then unused) but for
                 ``hyphen_suffixes``, lowercased endings split off with their hyphen (``-il``, ``-t-il``).
-            whole: lowercased forms kept as one token in any casing (``aujourd'hui``, ``l'on``).
+            whole: lowercased forms kept as one token in any casing (``l'on``, ``°c``).
             paren_endings: a bracketed ending of one to three letters stays in its word (``traité(e)``).
         """
         self.abbreviations = frozenset(abbreviations)
