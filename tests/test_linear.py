@@ -200,6 +200,26 @@ def test_clusters_group_similar_words_and_round_trip(tmp_path):
     assert back.words == c.words and back.ids.tolist() == c.ids.tolist()
 
 
+def test_cluster_ids_of_many_words_are_their_lookups():
+    c = toy_clusters()
+    words = ["The", "fish", "unknown-word", "zzz", "", "a", "SAW"]
+    assert c.ids_of(words).tolist() == [c.lookup(w) or [-1, -1, -1] for w in words]
+    assert c.ids_of([]).shape == (0, 3)
+
+
+def test_attribute_rows_of_a_batch_are_those_of_each_word_alone():
+    from nlpipe.linear.attributes import ATTRS, Attributes
+    forms = ["The", "fish", "can", "swim", "unknown-word", "Fish", "1984", "x-ray", "…", "THE"]
+    attrs = Attributes.build(forms[:5], {"the": "DET", "fish": "NOUN|VERB"}, toy_clusters())
+    rows = attrs._rows(forms)
+    assert rows.shape == (len(forms), len(ATTRS))
+    for form, row in zip(forms, rows.tolist()):
+        fresh = Attributes(attrs.vocabs, attrs.amb, attrs.clusters)
+        assert tuple(row) == fresh.ids(form)
+    c = ATTRS.index("c64")
+    assert rows[4, c] == 0 and rows[1, c] == attrs.clusters.lookup("fish")[0] + 2   # UNK; cluster c -> c + 2
+
+
 def test_kmeans_separates_two_groups():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal([1, 0, 0], 0.05, (20, 3)), rng.normal([0, 1, 0], 0.05, (20, 3))])

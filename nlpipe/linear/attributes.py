@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter, defaultdict
+from itertools import repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -152,18 +153,17 @@ class Attributes:
 
     def _rows(self, forms: Sequence[str]) -> np.ndarray:
         """Attribute ids [len(forms), len(ATTRS)] of forms, computed a column at a time."""
-        out = np.empty((len(forms), len(ATTRS)), dtype=np.int64)
+        n = len(forms)
+        out = np.empty((n, len(ATTRS)), dtype=np.int64)
         columns = list(zip(*map(type_strings, forms))) if forms else [()] * len(STRING_ATTRS)
         for k, column in enumerate(columns):
-            get = self.index[k].get
-            out[:, k] = [get(v, UNK) for v in column]
+            out[:, k] = np.fromiter(map(self.index[k].get, column, repeat(UNK)), dtype=np.int64, count=n)
         c0 = len(STRING_ATTRS)
         if self.clusters is None:
             out[:, c0:c0 + len(CLUSTER_ATTRS)] = UNK
-        else:
-            lookup, none = self.clusters.lookup, [UNK - 2] * len(CLUSTER_ATTRS)
-            out[:, c0:c0 + len(CLUSTER_ATTRS)] = np.array([lookup(f) or none for f in forms],
-                                                          dtype=np.int64).reshape(len(forms), -1) + 2
+        else:   # cluster c has id c + 2; a word without a cluster gets UNK
+            ids = self.clusters.ids_of(forms)
+            out[:, c0:c0 + len(CLUSTER_ATTRS)] = np.where(ids < 0, UNK, ids + 2)
         amb, get = self.amb.get, self.index[-1].get
         out[:, -1] = [UNK if a is None else get(a, UNK) for a in map(amb, columns[1])] if forms else []
         return out
