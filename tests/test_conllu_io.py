@@ -125,6 +125,30 @@ def test_errors_name_file_and_line(text, line, message):
     assert str(e.value).startswith(f"bad.conllu:{line}: ")
 
 
+@pytest.mark.parametrize("text,line,message", BAD)
+def test_a_stream_and_a_string_fail_alike(text, line, message):
+    with pytest.raises(InputError) as e:
+        list(read_conllu(io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8", newline="\n"),
+                         "bad.conllu"))
+    assert (e.value.line, e.value.message) == (line, parse_error(text).message)
+
+
+def parse_error(text: str) -> InputError:
+    with pytest.raises(InputError) as e:
+        parse_string(text, "bad.conllu")
+    return e.value
+
+
+def test_a_stream_and_a_string_read_alike():
+    text = ("\ufeff# a\r\n1\tI\t_\t_\t_\t_\t_\t_\t_\t_\r\n\r\n\n"
+            "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\t_\t_\t_\n2\tn't\t_\t_\t_\t_\t1\t_\t_\t_")
+    stream = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8", newline="\n")
+    a, b = list(read_conllu(stream, "x")), parse_string(text, "x")
+    assert [(s.comments, s.rows, s.end, s.eol, s.prefix, s.line) for s in a] == \
+           [(s.comments, s.rows, s.end, s.eol, s.prefix, s.line) for s in b]
+    assert to_string(b) == text
+
+
 def test_an_empty_document_has_no_sentences():
     assert parse_string("", "empty.conllu") == []
     assert parse_string("\ufeff", "bom-only.conllu") == []
