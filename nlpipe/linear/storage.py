@@ -94,20 +94,24 @@ class SparseRows:
         whole = [False] * len(self.nrows) if whole is None else list(whole)
         for j in np.flatnonzero(whole):
             dense[self.row_start[j]:self.row_start[j + 1]] = True
-        in_dense = np.repeat(dense, counts)               # per entry: whether its row is dense
         # dense rows get a slot in ``block``, in row order; slot 0 is all zeros, for the sparse rows
         self.slot = np.zeros(len(counts), dtype=np.int32)
         n_dense = int(np.count_nonzero(dense))
         self.slot[dense] = np.arange(1, n_dense + 1, dtype=np.int32)
         self.block = np.zeros((n_dense + 1, L), dtype=np.float32)
-        slot_e = np.repeat(np.arange(1, n_dense + 1, dtype=np.int64), counts[dense])
-        self.block.ravel()[slot_e * L + col[in_dense]] = val[in_dense]
+        slot_e = np.repeat(self.slot, counts)             # per entry: its row's slot
+        # every entry is written to its slot's row (those of sparse rows to slot 0, zeroed again
+        # after): one pass over the entries instead of selecting the dense rows' first
+        at = np.multiply(slot_e, L, dtype=np.int64)
+        at += col
+        self.block.ravel()[at] = val
+        self.block[0] = 0.0
         self._whole: List[Optional[np.ndarray]] = [None] * len(self.nrows)
         for j in np.flatnonzero(whole):
             base = int(self.slot[self.row_start[j]])
             self._whole[j] = self.block[base:base + int(self.nrows[j])]
         # sparse rows: their entries, and per row where they start (dense rows have none)
-        sparse = ~in_dense
+        sparse = slot_e == 0
         self.s_col, self.s_val = col[sparse], val[sparse].astype(np.float32)
         self.s_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(np.where(dense, 0, counts), out=self.s_offsets[1:])
