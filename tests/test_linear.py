@@ -422,6 +422,24 @@ def test_sparse_rows_score_like_the_dense_matrices():
             rows.add(0, np.array([1]), np.ones((1, 6), np.float32)[:, ::2])
 
 
+def test_sparse_rows_add_many_rows_exactly_as_the_dense_sum():
+    from nlpipe.linear.storage import GATHER_ROWS, SparseRows
+    rng = np.random.default_rng(0)
+    L, nrows = 7, np.array([40, 30])
+    dense = (rng.standard_normal((70, L)) * (rng.random((70, L)) < 0.5)).astype(np.float16).astype(np.float32)
+    dense[[0, 40]] = 0.0
+    r, c = np.nonzero(dense)
+    counts = np.bincount(r, minlength=70).astype(np.uint8)
+    for whole in (None, [False, True]):
+        table = SparseRows(nrows, counts, c.astype(np.uint8), dense[r, c].astype(np.float16), L, whole, dense_min=3)
+        for j, start in ((0, 0), (1, 40)):
+            rows = rng.integers(0, nrows[j], 2 * GATHER_ROWS + 5)
+            out = rng.standard_normal((len(rows), L)).astype(np.float32)
+            expected = out + dense[start + rows]
+            table.add(j, rows, out)
+            assert out.tobytes() == expected.tobytes()
+
+
 def test_a_loaded_model_scores_sparse_until_its_weights_are_read(dynamic_model, tmp_path):
     dynamic_model.save(tmp_path)
     loaded = TemplatedModel.load(tmp_path)
