@@ -47,6 +47,12 @@ def test_word_attributes():
     assert shape("Hello") == "Xxx" and shape("1990s") == "ddx" and shape("...") == ".."
     assert flags("McDonald") == "C" and flags("USA") == "CA" and flags("3,000") == "DN"
     assert flags("well-known") == "H" and flags("?!") == "P" and flags("word") == "-"
+    # letters only, the cases the shortcuts for such words must keep
+    assert [flags(w) for w in ["A", "I", "iPhone", "ÉTÉ", "Été", "eBAY", "日本", "ǅA"]] == \
+           ["C", "C", "-", "CA", "C", "-", "-", "-"]
+    assert normalize("Straße") == "straße" and normalize("İ") == "i̇" and normalize("x²") == "x0"
+    assert [shape(w) for w in ["I", "Hi", "Hii", "aaaa", "AAAbbb", "Été", "x²²²"]] == \
+           ["X", "Xx", "Xxx", "xx", "XXxx", "Xxx", "xdd"]
 
 
 @pytest.mark.parametrize("spec,static,history", [

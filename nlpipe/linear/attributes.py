@@ -41,7 +41,7 @@ _RUNS = re.compile(r"(.)\1\1+")
 def normalize(form: str) -> str:
     """Lower-case and map every digit to 0 (so all 4-digit years share one feature)."""
     low = form.lower()
-    if any(map(str.isdigit, low)):
+    if not low.isalpha() and any(map(str.isdigit, low)):     # letters only: no digit to look for
         low = "".join("0" if c.isdigit() else c for c in low)
     return low
 
@@ -50,10 +50,21 @@ def _first_two(run: "re.Match[str]") -> str:
     return run.group(0)[:2]     # a function: 3x faster than the template r"\1\1", expanded per match
 
 
+_COLLAPSED: Dict[str, str] = {}   # ASCII shape before -> after collapsing runs (few distinct ones)
+
+
 def shape(form: str) -> str:
     """Word shape with runs longer than two collapsed: "Hello" -> "Xxx", "1990s" -> "ddx"."""
     if form.isascii():
-        return _RUNS.sub(_first_two, form.translate(_ASCII_SHAPE))
+        full = form.translate(_ASCII_SHAPE)
+        if len(full) < 3:
+            return full
+        short = _COLLAPSED.get(full)
+        if short is None:
+            short = _RUNS.sub(_first_two, full)
+            if len(_COLLAPSED) < 100_000:
+                _COLLAPSED[full] = short
+        return short
     out: List[str] = []
     run = 0
     for c in form:
@@ -70,6 +81,10 @@ def shape(form: str) -> str:
 
 def flags(form: str) -> str:
     """Orthographic flags: C capitalised, A all caps, D has digit, N only digits, H hyphen, P no letter/digit."""
+    if form.isalpha():      # most words: no digit, no hyphen, a letter
+        if form.isupper() and len(form) > 1:
+            return "CA" if form[0].isupper() else "A"
+        return "C" if form[0].isupper() else "-"
     f = []
     if form[:1].isupper():
         f.append("C")
