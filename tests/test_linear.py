@@ -226,6 +226,19 @@ def test_attribute_rows_of_a_batch_are_those_of_each_word_alone():
     assert rows[4, c] == 0 and rows[1, c] == attrs.clusters.lookup("fish")[0] + 2   # UNK; cluster c -> c + 2
 
 
+def test_type_rows_stay_right_when_the_type_cache_starts_over():
+    from nlpipe.linear.attributes import Attributes
+    attrs = Attributes.build(["The", "fish", "can", "swim"], {"the": "DET"}, toy_clusters())
+    fresh = Attributes(attrs.vocabs, attrs.amb, attrs.clusters)
+    attrs.type_cache_limit = 2
+    first = ["The", "fish", "can"]
+    attrs.type_matrix(first)
+    forms = ["swim", "The", "x-ray", "fish", "swim"]      # old and new types after the cache is full
+    table, inverse = attrs.type_matrix(forms)
+    assert table[inverse].tolist() == fresh.matrix(forms).tolist()
+    assert inverse.tolist()[0] == inverse.tolist()[4]
+
+
 def test_kmeans_separates_two_groups():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal([1, 0, 0], 0.05, (20, 3)), rng.normal([0, 1, 0], 0.05, (20, 3))])

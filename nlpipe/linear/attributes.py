@@ -131,6 +131,8 @@ class Attributes:
     """Vocabularies of every attribute, the ambiguity dictionary and the optional word-cluster table;
     maps forms to id rows."""
 
+    type_cache_limit = 500_000    # word types whose rows are kept (the cache starts over beyond)
+
     def __init__(self, vocabs: Sequence[Sequence[str]], amb: Dict[str, str], clusters: Optional[Clusters] = None):
         if len(vocabs) != len(ATTRS):
             raise ValueError(f"expected {len(ATTRS)} attribute vocabularies, got {len(vocabs)}")
@@ -189,13 +191,14 @@ class Attributes:
         Rows are cached per word type in one array, so a batch costs a dictionary lookup per
         token and one gather; new types are computed with :meth:`ids` and appended.
         """
-        get = self._type_index.get
-        rows = [get(f, -1) for f in forms]
-        if -1 in rows:
-            if len(self._type_index) > 500_000:  # bound memory on endless streams
-                self._type_index.clear()
+        index = self._type_index
+        n = len(forms)
+        rows = np.fromiter(map(index.get, forms, repeat(-1)), dtype=np.int64, count=n)
+        if n and rows.min() < 0:
+            if len(index) > self.type_cache_limit:  # bound memory on endless streams
+                index.clear()
                 self._type_count = 0
-            new = list(dict.fromkeys(f for f, r in zip(forms, rows) if r < 0))
+            new = [f for f in dict.fromkeys(forms) if f not in index]
             start = self._type_count
             need = start + len(new)
             if need > len(self._type_table):
@@ -203,11 +206,11 @@ class Attributes:
                 grown[:start] = self._type_table[:start]
                 self._type_table = grown
             self._type_table[start:need] = self._rows(new)
-            self._type_index.update(zip(new, range(start, need)))
+            index.update(zip(new, range(start, need)))
             self._type_count = need
-            rows = [get(f) for f in forms]
-        uniq, inverse = np.unique(np.array(rows, dtype=np.int64), return_inverse=True)
-        return self._type_table[uniq].reshape(len(uniq), len(ATTRS)), inverse.reshape(len(forms))
+            rows = np.fromiter(map(index.__getitem__, forms), dtype=np.int64, count=n)
+        uniq, inverse = np.unique(rows, return_inverse=True)
+        return self._type_table[uniq].reshape(len(uniq), len(ATTRS)), inverse.reshape(n)
 
     def matrix(self, forms: Sequence[str]) -> np.ndarray:
         """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)]."""
