@@ -171,7 +171,7 @@ class SparseRows:
         # entry e of the k-th such token sits at first[k] + (e - entries before it)
         entry = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(first - (ends - count), count)
         pos = np.repeat(some * self.num_labels, count) + self.s_col[entry]
-        out.reshape(-1)[pos] += self.s_val[entry]   # one entry per (token, label): no repeated positions
+        np.add.at(out.reshape(-1), pos, self.s_val[entry])   # faster than ``[pos] +=`` (no position repeats)
 
     def dense_block(self) -> np.ndarray:
         """All templates' rows as one dense block [rows, L] (template j's from ``row_start[j]``)."""
