@@ -96,6 +96,7 @@ def test_reader_streams():
     assert stream.tell() < first_sentence_end + 40
 
 
+OK = "1\tok\tok\tX\tX\t_\t0\troot\t_\t_\n\n"
 BAD = [
     ("1\tI\tI\tPRON\n", 1, "expected 10 tab-separated columns, found 4: '1\\tI\\tI\\tPRON'"),
     ("Ünïcödé — raw text\n", 1, "found 1: 'Ünïcödé — raw text' (raw text? tokenize it first"),
@@ -112,6 +113,11 @@ BAD = [
     ("1-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "no word lines"),
     ("1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\troot\t_\t_\n", 1, "covers words"),
     ("2-1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "bad multiword-token range"),
+    # the same checks on a sentence that another one follows
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n2\tx\tx\tX\tX\t_\t3\tdep\t_\t_\n\n" + OK, 2, "HEAD 3 is outside"),
+    ("1-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\troot\t_\t_\n\n" + OK, 1, "covers words"),
+    ("# a\n1.1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n\n" + OK, 2, "bad empty-node ID"),
+    ("1\tI\tI\tPRON\tPRP\t_\t10\troot\t_\t_\n\n" + OK, 1, "HEAD 10 is outside"),
 ]
 
 

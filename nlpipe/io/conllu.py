@@ -287,7 +287,9 @@ def _show(s: str, n: int = 40) -> str:
 
 
 def _finish(sent: Sentence, n: int, path: str) -> None:
-    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words."""
+    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words (the
+    reader calls it only where one of them, or no word at all, makes the sentence wrong: it
+    raises the error about the first such line)."""
     if n == 0:
         raise InputError(path, sent.line_of(0), "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
@@ -316,6 +318,7 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
     sent: Optional[Sentence] = None
     rows: List[List[str]] = []
     end = ""        # the current sentence's text after its last token line's content
+    top = 0         # the largest HEAD or multiword-token end in the current sentence
     ncols = 0
     expect = 1
     closed = False  # a blank line followed the current sentence's rows
@@ -344,7 +347,8 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
             continue
         if closed:
             sent.end = end
-            _finish(sent, expect - 1, path)
+            if top >= expect or expect == 1:    # a HEAD or range beyond the words, or no word
+                _finish(sent, expect - 1, path)
             yield sent
             sent = None
             closed = False
@@ -353,6 +357,7 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
             rows = sent.rows
             end = ""
             prefix = ""
+            top = 0
             ncols = 0
             expect = 1
         if line[0] == "#":
@@ -374,11 +379,17 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
                                      f"lines above, found {n}")
                 ncols = n
             h = cols[HEAD]
-            if h != "_" and not (h.isdigit() and h.isascii()):
-                raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+            if h != "_":
+                if not (h.isdigit() and h.isascii()):
+                    raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+                if int(h) > top:
+                    top = int(h)
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)
+            i, dash, last = cols[ID].partition("-")
+            if dash and int(last) > top:
+                top = int(last)
         rows.append(cols)
         end = nl
     if sent is None:  # an empty document
@@ -386,7 +397,8 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
     if not rows:
         raise InputError(path, lineno, "unexpected end of input: comment lines with no token lines")
     sent.end = end
-    _finish(sent, expect - 1, path)
+    if top >= expect or expect == 1:
+        _finish(sent, expect - 1, path)
     yield sent
 
 
