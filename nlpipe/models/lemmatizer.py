@@ -190,12 +190,17 @@ class Lemmatizer:
         if not len(ids):
             return form
         sc = scores[ids]
-        top = np.argsort(-sc)[:TOP] if len(ids) > 1 else np.zeros(1, dtype=np.int64)
+        if len(ids) > 1:
+            top = np.argsort(-sc)[:TOP]
+            rules, rule_scores = ids[top].tolist(), sc[top].tolist()
+        else:
+            rules, rule_scores = ids.tolist(), sc.tolist()
         low = form.lower()
         best, best_score = form, -np.inf
-        for i in top.tolist():
-            lemma = _apply(form, low, self._parsed[int(ids[i])]) or form
-            score = float(sc[i]) + (self.known_bonus if lemma.lower() in self.known else 0.0)
+        for rule, score in zip(rules, rule_scores):
+            lemma = _apply(form, low, self._parsed[rule]) or form
+            if lemma.lower() in self.known:
+                score += self.known_bonus
             if score > best_score:
                 best, best_score = lemma, score
         return best
@@ -215,7 +220,8 @@ class Lemmatizer:
         token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
         tag_list = tags.tolist()
-        out: List[Optional[str]] = list(map(self.lookup, forms, tag_list))
+        tagged, by_form = self._tagged_forms, self.by_form.get    # most forms: by form alone (see lookup)
+        out: List[Optional[str]] = [self.lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
         left = [i for i, lemma in enumerate(out) if lemma is None]
         if not self._per_pair:
             if left:
