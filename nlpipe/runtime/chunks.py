@@ -93,7 +93,8 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
         buf.append(line)
         if header:
             if line[:1] == b"#":
-                newdoc = newdoc or boundary(line.decode("utf-8", "replace")) == "newdoc"
+                if document and not newdoc:     # only document-aligned chunks need to know
+                    newdoc = boundary(line.decode("utf-8", "replace")) == "newdoc"
                 continue
             header = False
             done = n - 1
