@@ -21,9 +21,9 @@ def margin_stops(scores: np.ndarray, margin: float) -> Tuple[np.ndarray, np.ndar
     arg = scores.argmax(axis=1)
     best = scores.ravel()[np.arange(len(scores)) * scores.shape[1] + arg]
     close = scores > (best - margin)[:, None]
-    # the count of each row's True bytes: twice as fast as count_nonzero(axis=1)
-    count = np.add.reduce(close.view(np.uint8), axis=1, dtype=np.uint16 if scores.shape[1] < 1 << 16 else np.int64)
-    return count <= 1, arg
+    # the sum of each row's bytes (True: 1): twice as fast as count_nonzero(axis=1)
+    wide = np.uint16 if scores.shape[1] < 1 << 16 else np.int64
+    return np.add.reduce(close.view(np.uint8), axis=1, dtype=wide) <= 1, arg
 
 
 def checkpoint_schedule(spec: Optional[str]) -> Optional[Tuple[int, ...]]:
