@@ -65,7 +65,7 @@ class Vocab:
         self.specials, self.unknown, self.key, self.filter = specials, unknown, key, filter
         self.entries: List[str] = list(specials) + entries    # entries[i] has id i
         first = 0 if filter else len(specials)
-        self.index: Dict[str, int] = {e: i + first for i, e in enumerate(self.entries[first:])}
+        self.index: Dict[str, int] = dict(zip(self.entries[first:], range(first, len(self.entries))))
         self._cache: Dict[str, int] = {}
 
     def __len__(self) -> int:

@@ -109,3 +109,17 @@ def test_in_process_call_restores_sigpipe(capsys):
     with pytest.raises(SystemExit):
         main(["convert", str(FIXTURES / "absent.conllu")])
     assert signal.getsignal(signal.SIGPIPE) == before
+
+
+def test_a_command_runs_the_cycle_collector_rarely_but_still_runs_it(capsys):
+    import gc
+
+    from nlpipe.cli import GC_THRESHOLD
+
+    before = gc.get_threshold()
+    try:
+        main(["--help"])
+        assert gc.isenabled() and gc.get_threshold() == (GC_THRESHOLD,) + before[1:]
+        assert 1000 <= GC_THRESHOLD <= 1_000_000        # rarer than Python's 700, yet on long inputs
+    finally:
+        gc.set_threshold(*before)

@@ -96,6 +96,7 @@ def test_reader_streams():
     assert stream.tell() < first_sentence_end + 40
 
 
+OK = "1\tok\tok\tX\tX\t_\t0\troot\t_\t_\n\n"
 BAD = [
     ("1\tI\tI\tPRON\n", 1, "expected 10 tab-separated columns, found 4: '1\\tI\\tI\\tPRON'"),
     ("Ünïcödé — raw text\n", 1, "found 1: 'Ünïcödé — raw text' (raw text? tokenize it first"),
@@ -112,6 +113,11 @@ BAD = [
     ("1-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "no word lines"),
     ("1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\troot\t_\t_\n", 1, "covers words"),
     ("2-1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n", 1, "bad multiword-token range"),
+    # the same checks on a sentence that another one follows
+    ("1\tI\tI\tPRON\tPRP\t_\t0\troot\t_\t_\n2\tx\tx\tX\tX\t_\t3\tdep\t_\t_\n\n" + OK, 2, "HEAD 3 is outside"),
+    ("1-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\troot\t_\t_\n\n" + OK, 1, "covers words"),
+    ("# a\n1.1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n\n" + OK, 2, "bad empty-node ID"),
+    ("1\tI\tI\tPRON\tPRP\t_\t10\troot\t_\t_\n\n" + OK, 1, "HEAD 10 is outside"),
 ]
 
 
@@ -123,6 +129,30 @@ def test_errors_name_file_and_line(text, line, message):
     assert e.value.line == line
     assert message in e.value.message
     assert str(e.value).startswith(f"bad.conllu:{line}: ")
+
+
+@pytest.mark.parametrize("text,line,message", BAD)
+def test_a_stream_and_a_string_fail_alike(text, line, message):
+    with pytest.raises(InputError) as e:
+        list(read_conllu(io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8", newline="\n"),
+                         "bad.conllu"))
+    assert (e.value.line, e.value.message) == (line, parse_error(text).message)
+
+
+def parse_error(text: str) -> InputError:
+    with pytest.raises(InputError) as e:
+        parse_string(text, "bad.conllu")
+    return e.value
+
+
+def test_a_stream_and_a_string_read_alike():
+    text = ("\ufeff# a\r\n1\tI\t_\t_\t_\t_\t_\t_\t_\t_\r\n\r\n\n"
+            "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\t_\t_\t_\t_\t0\t_\t_\t_\n2\tn't\t_\t_\t_\t_\t1\t_\t_\t_")
+    stream = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8", newline="\n")
+    a, b = list(read_conllu(stream, "x")), parse_string(text, "x")
+    assert [(s.comments, s.rows, s.end, s.eol, s.prefix, s.line) for s in a] == \
+           [(s.comments, s.rows, s.end, s.eol, s.prefix, s.line) for s in b]
+    assert to_string(b) == text
 
 
 def test_an_empty_document_has_no_sentences():

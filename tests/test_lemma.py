@@ -171,6 +171,18 @@ def test_a_known_lemma_wins_a_tie_between_rules():
     assert lem.choose("xyz", np.zeros(2, np.float32)) == "xyz"                     # no rule applies
 
 
+def test_the_candidates_of_a_form_are_the_rules_that_apply_to_it():
+    rules = ["l\t\t\ting\t", "l\t\t\ting\te", "l\tge\t\tt\ten", "l\tg\t\tt\t", "l\tun\t\t\t",
+             "l\t\t\t\t", "=\tbe", "k\t\t\ts\t", "l\tge\t\t\t", "l\tgem\t\tcht\t"]
+    lem = _lemmatizer(rules)
+    forms = ["running", "gemacht", "gesagt", "Gemacht", "unting", "ge", "get", "s", "Apples", "ünting", "x", "gemcht"]
+    for form in forms:
+        low = form.lower()
+        expected = [r for r, rule in enumerate(rules)
+                    if rule.startswith("=") or len(low) == len(form) and rule_applies(low, rule)]
+        assert lem.candidates(form).tolist() == expected, form
+
+
 def test_lexicon_backs_off_from_the_whole_tag_to_upos_to_the_form():
     lem = _lemmatizer(["l\t\t\t\t"], by_form_tag={"left\tVERB\tVBG": "leave", "left\tNOUN": "left"},
                       by_form={"went": "go"})

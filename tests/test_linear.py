@@ -47,6 +47,12 @@ def test_word_attributes():
     assert shape("Hello") == "Xxx" and shape("1990s") == "ddx" and shape("...") == ".."
     assert flags("McDonald") == "C" and flags("USA") == "CA" and flags("3,000") == "DN"
     assert flags("well-known") == "H" and flags("?!") == "P" and flags("word") == "-"
+    # letters only, the cases the shortcuts for such words must keep
+    assert [flags(w) for w in ["A", "I", "iPhone", "ÉTÉ", "Été", "eBAY", "日本", "ǅA"]] == \
+           ["C", "C", "-", "CA", "C", "-", "-", "-"]
+    assert normalize("Straße") == "straße" and normalize("İ") == "i̇" and normalize("x²") == "x0"
+    assert [shape(w) for w in ["I", "Hi", "Hii", "aaaa", "AAAbbb", "Été", "x²²²"]] == \
+           ["X", "Xx", "Xxx", "xx", "XXxx", "Xxx", "xdd"]
 
 
 @pytest.mark.parametrize("spec,static,history", [
@@ -198,6 +204,39 @@ def test_clusters_group_similar_words_and_round_trip(tmp_path):
     c.save(tmp_path / "c.npz")
     back = Clusters.load(tmp_path / "c.npz")
     assert back.words == c.words and back.ids.tolist() == c.ids.tolist()
+
+
+def test_cluster_ids_of_many_words_are_their_lookups():
+    c = toy_clusters()
+    words = ["The", "fish", "unknown-word", "zzz", "", "a", "SAW"]
+    assert c.ids_of(words).tolist() == [c.lookup(w) or [-1, -1, -1] for w in words]
+    assert c.ids_of([]).shape == (0, 3)
+
+
+def test_attribute_rows_of_a_batch_are_those_of_each_word_alone():
+    from nlpipe.linear.attributes import ATTRS, Attributes
+    forms = ["The", "fish", "can", "swim", "unknown-word", "Fish", "1984", "x-ray", "…", "THE"]
+    attrs = Attributes.build(forms[:5], {"the": "DET", "fish": "NOUN|VERB"}, toy_clusters())
+    rows = attrs._rows(forms)
+    assert rows.shape == (len(forms), len(ATTRS))
+    for form, row in zip(forms, rows.tolist()):
+        fresh = Attributes(attrs.vocabs, attrs.amb, attrs.clusters)
+        assert tuple(row) == fresh.ids(form)
+    c = ATTRS.index("c64")
+    assert rows[4, c] == 0 and rows[1, c] == attrs.clusters.lookup("fish")[0] + 2   # UNK; cluster c -> c + 2
+
+
+def test_type_rows_stay_right_when_the_type_cache_starts_over():
+    from nlpipe.linear.attributes import Attributes
+    attrs = Attributes.build(["The", "fish", "can", "swim"], {"the": "DET"}, toy_clusters())
+    fresh = Attributes(attrs.vocabs, attrs.amb, attrs.clusters)
+    attrs.type_cache_limit = 2
+    first = ["The", "fish", "can"]
+    attrs.type_matrix(first)
+    forms = ["swim", "The", "x-ray", "fish", "swim"]      # old and new types after the cache is full
+    table, inverse = attrs.type_matrix(forms)
+    assert table[inverse].tolist() == fresh.matrix(forms).tolist()
+    assert inverse.tolist()[0] == inverse.tolist()[4]
 
 
 def test_kmeans_separates_two_groups():
@@ -400,6 +439,24 @@ def test_sparse_rows_score_like_the_dense_matrices():
         assert [w.tolist() for w in rows.dense()] == [w.tolist() for w in dense]
         with pytest.raises(ValueError, match="contiguous"):
             rows.add(0, np.array([1]), np.ones((1, 6), np.float32)[:, ::2])
+
+
+def test_sparse_rows_add_many_rows_exactly_as_the_dense_sum():
+    from nlpipe.linear.storage import GATHER_ROWS, SparseRows
+    rng = np.random.default_rng(0)
+    L, nrows = 7, np.array([40, 30])
+    dense = (rng.standard_normal((70, L)) * (rng.random((70, L)) < 0.5)).astype(np.float16).astype(np.float32)
+    dense[[0, 40]] = 0.0
+    r, c = np.nonzero(dense)
+    counts = np.bincount(r, minlength=70).astype(np.uint8)
+    for whole in (None, [False, True]):
+        table = SparseRows(nrows, counts, c.astype(np.uint8), dense[r, c].astype(np.float16), L, whole, dense_min=3)
+        for j, start in ((0, 0), (1, 40)):
+            rows = rng.integers(0, nrows[j], 2 * GATHER_ROWS + 5)
+            out = rng.standard_normal((len(rows), L)).astype(np.float32)
+            expected = out + dense[start + rows]
+            table.add(j, rows, out)
+            assert out.tobytes() == expected.tobytes()
 
 
 def test_a_loaded_model_scores_sparse_until_its_weights_are_read(dynamic_model, tmp_path):

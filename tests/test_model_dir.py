@@ -150,6 +150,29 @@ def test_weight_files_round_trip(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "t.pt", "v.json", "w.txt"]  # no temp files
 
 
+def test_arrays_read_back_as_written(tmp_path):
+    arrays = {"keys": np.array([3, -1, 2**40], np.int64), "val": np.array([0.5, -2.0], np.float16),
+              "m": np.arange(12, dtype=np.float32).reshape(3, 4), "f": np.asfortranarray(np.arange(6).reshape(2, 3)),
+              "empty": np.zeros((0, 5), np.uint8), "scalar": np.array(7, np.int32), "s": np.array(["ab", "c"])}
+    for compress in (False, True):
+        md.write_arrays(tmp_path / "a.npz", arrays, compress=compress)
+        back = md.read_arrays(tmp_path / "a.npz")
+        assert sorted(back) == sorted(arrays)
+        for k, a in arrays.items():
+            assert back[k].dtype == a.dtype and back[k].shape == a.shape and np.array_equal(back[k], a), k
+            assert back[k].flags.writeable
+        assert back["f"].tolist() == arrays["f"].tolist()
+
+
+def test_a_damaged_array_is_an_error(tmp_path):
+    md.write_arrays(tmp_path / "a.npz", {"x": np.arange(1000, dtype=np.int64)})
+    data = bytearray((tmp_path / "a.npz").read_bytes())
+    data[400] ^= 0xFF                                   # a byte of the array's data
+    (tmp_path / "a.npz").write_bytes(bytes(data))
+    with pytest.raises(ModelError, match="corrupt or incompatible model file a.npz"):
+        md.read_arrays(tmp_path / "a.npz")
+
+
 def test_a_failed_write_keeps_the_previous_file(tmp_path):
     md.write_lines(tmp_path / "w.txt", ["a"])
     with pytest.raises(ValueError):

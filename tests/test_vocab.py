@@ -112,3 +112,8 @@ def test_linear_attribute_ids_unk_0_pad_1():
     a = Attributes(vocabs, {})
     assert a.index[0] == {"dog": 2, "the": 3} and a.sizes[0] == 4
     assert a.ids("the")[0] == 3 and a.ids("cat")[0] == 0
+
+
+def test_an_entry_listed_twice_has_its_last_id():
+    v = Vocab(["a", "b", "a"], filter=False)
+    assert v.id("a") == 4 and v.id("b") == 3 and len(v) == 5

@@ -287,7 +287,9 @@ def _show(s: str, n: int = 40) -> str:
 
 
 def _finish(sent: Sentence, n: int, path: str) -> None:
-    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words."""
+    """Check HEAD values and multiword-token ranges against the sentence's ``n`` words (the
+    reader calls it only where one of them, or no word at all, makes the sentence wrong: it
+    raises the error about the first such line)."""
     if n == 0:
         raise InputError(path, sent.line_of(0), "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
@@ -307,13 +309,21 @@ def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
     An empty input (no bytes, or only a byte-order mark) has no sentences. Raises :class:`InputError` naming ``path`` and the line for malformed input; every sentence
     yielded before the error is complete and valid.
     """
+    yield from _sentences(read_lines(stream, path), path)
+
+
+def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
+    """:func:`read_conllu` over ``lines`` (each with its line ending, as :func:`read_lines` gives them)."""
     lineno = 0
     sent: Optional[Sentence] = None
+    rows: List[List[str]] = []
+    end = ""        # the current sentence's text after its last token line's content
+    top = 0         # the largest HEAD or multiword-token end in the current sentence
     ncols = 0
     expect = 1
     closed = False  # a blank line followed the current sentence's rows
     prefix = ""
-    for raw in read_lines(stream, path):
+    for raw in lines:
         lineno += 1
         if raw[-1:] == "\n":
             line = raw[:-1]
@@ -330,51 +340,65 @@ def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
             if not line and not nl:  # nothing but a byte-order mark: an empty document
                 return
         if not line:
-            if sent is None or not sent.rows:
+            if sent is None or not rows:
                 raise InputError(path, lineno, "blank line where a comment or token line was expected")
-            sent.end += nl
+            end += nl
             closed = True
             continue
         if closed:
-            _finish(sent, expect - 1, path)
+            sent.end = end
+            if top >= expect or expect == 1:    # a HEAD or range beyond the words, or no word
+                _finish(sent, expect - 1, path)
             yield sent
             sent = None
             closed = False
         if sent is None:
             sent = Sentence([], [], "", "\n" if not nl else nl, prefix, lineno)
+            rows = sent.rows
+            end = ""
             prefix = ""
+            top = 0
             ncols = 0
             expect = 1
         if line[0] == "#":
-            if sent.rows:
+            if rows:
                 raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
             sent.comments.append(line)
             continue
         cols = line.split("\t")
-        if len(cols) < 10:
-            hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if len(cols) == 1 else ""
+        n = len(cols)
+        if n < 10:
+            hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if n == 1 else ""
             raise InputError(path, lineno,
-                             f"expected 10 tab-separated columns, found {len(cols)}: '{_show(line)}'{hint}")
+                             f"expected 10 tab-separated columns, found {n}: '{_show(line)}'{hint}")
         if cols[ID] == str(expect):
             # word lines of a sentence agree on their column count (CoNLL-U Plus may have more than 10)
-            if ncols == 0:
-                ncols = len(cols)
-            elif len(cols) != ncols:
-                raise InputError(path, lineno, f"expected {ncols} tab-separated columns like the "
-                                 f"lines above, found {len(cols)}")
+            if n != ncols:
+                if ncols:
+                    raise InputError(path, lineno, f"expected {ncols} tab-separated columns like the "
+                                     f"lines above, found {n}")
+                ncols = n
             h = cols[HEAD]
-            if not _number(h) and h != "_":
-                raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+            if h != "_":
+                if not (h.isdigit() and h.isascii()):
+                    raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
+                if int(h) > top:
+                    top = int(h)
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)
-        sent.rows.append(cols)
-        sent.end = nl
+            i, dash, last = cols[ID].partition("-")
+            if dash and int(last) > top:
+                top = int(last)
+        rows.append(cols)
+        end = nl
     if sent is None:  # an empty document
         return
-    if not sent.rows:
+    if not rows:
         raise InputError(path, lineno, "unexpected end of input: comment lines with no token lines")
-    _finish(sent, expect - 1, path)
+    sent.end = end
+    if top >= expect or expect == 1:
+        _finish(sent, expect - 1, path)
     yield sent
 
 
@@ -389,8 +413,11 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str]) -> int:
 
 
 def parse_string(text: str, path: str = "<string>") -> List[Sentence]:
-    """Read all sentences of a CoNLL-U string (for tests and small inputs)."""
-    return list(read_conllu(io.StringIO(text, newline="\n"), path))
+    """Read all sentences of a CoNLL-U string (a chunk of a file, a test's input)."""
+    stream = io.StringIO(text, newline="\n")
+    if "\x00" in text:   # read_lines names the line of the NUL byte
+        return list(read_conllu(stream, path))
+    return list(_sentences(stream, path))
 
 
 def to_string(sentences: Iterable[Sentence]) -> str:

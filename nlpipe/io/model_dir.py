@@ -28,6 +28,7 @@ failure to read becomes one :class:`~nlpipe.errors.ModelError` naming the file.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import pickle
@@ -35,6 +36,7 @@ import re
 import tempfile
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
@@ -213,10 +215,59 @@ def read_arrays(path: Path) -> Dict[str, Any]:
     import numpy as np
 
     def read(p: Path) -> Dict[str, Any]:
+        arrays = _read_stored_npz(p)
+        if arrays is not None:
+            return arrays
         with np.load(p, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
 
     return _read(path, read)
+
+
+def _read_stored_npz(path: Path) -> Optional[Dict[str, Any]]:
+    """The arrays of an uncompressed ``.npz`` (what :func:`write_arrays` writes) read straight from
+    the file, each checked against its CRC-32: a third of the time of ``np.load``, whose reads go
+    through zipfile a block at a time. None where the file is anything else (compressed, damaged,
+    object arrays ...): ``np.load`` then reads it, or says what is wrong."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    arrays: Dict[str, Any] = {}
+    try:
+        with open(path, "rb") as f:
+            with zipfile.ZipFile(f) as z:
+                members = z.infolist()
+            for info in members:
+                if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") \
+                        or info.flag_bits & 0x1:
+                    return None
+                f.seek(info.header_offset)
+                local = f.read(30)
+                if len(local) != 30 or local[:4] != b"PK\x03\x04":
+                    return None
+                f.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                       + int.from_bytes(local[28:30], "little"))
+                data = np.empty(info.file_size, dtype=np.uint8)    # not zeroed first, unlike a bytearray
+                if f.readinto(data) != info.file_size or zlib.crc32(data) != info.CRC:
+                    return None
+                head = io.BytesIO(data[:1 << 16].tobytes())
+                version = npy.read_magic(head)
+                if version == (1, 0):
+                    shape, fortran, dtype = npy.read_array_header_1_0(head)
+                elif version == (2, 0):
+                    shape, fortran, dtype = npy.read_array_header_2_0(head)
+                else:
+                    return None
+                count = 1
+                for n in shape:
+                    count *= n
+                if dtype.hasobject or head.tell() + count * dtype.itemsize != len(data):
+                    return None
+                array = np.frombuffer(data, dtype=dtype, count=count, offset=head.tell())
+                arrays[info.filename[:-4]] = array.reshape(shape, order="F" if fortran else "C")
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+    return arrays
 
 
 def write_arrays(path: Path, arrays: Mapping[str, Any], compress: bool = False) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter, defaultdict
+from itertools import repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -40,7 +41,7 @@ _RUNS = re.compile(r"(.)\1\1+")
 def normalize(form: str) -> str:
     """Lower-case and map every digit to 0 (so all 4-digit years share one feature)."""
     low = form.lower()
-    if any(map(str.isdigit, low)):
+    if not low.isalpha() and any(map(str.isdigit, low)):     # letters only: no digit to look for
         low = "".join("0" if c.isdigit() else c for c in low)
     return low
 
@@ -49,10 +50,21 @@ def _first_two(run: "re.Match[str]") -> str:
     return run.group(0)[:2]     # a function: 3x faster than the template r"\1\1", expanded per match
 
 
+_COLLAPSED: Dict[str, str] = {}   # ASCII shape before -> after collapsing runs (few distinct ones)
+
+
 def shape(form: str) -> str:
     """Word shape with runs longer than two collapsed: "Hello" -> "Xxx", "1990s" -> "ddx"."""
     if form.isascii():
-        return _RUNS.sub(_first_two, form.translate(_ASCII_SHAPE))
+        full = form.translate(_ASCII_SHAPE)
+        if len(full) < 3:
+            return full
+        short = _COLLAPSED.get(full)
+        if short is None:
+            short = _RUNS.sub(_first_two, full)
+            if len(_COLLAPSED) < 100_000:
+                _COLLAPSED[full] = short
+        return short
     out: List[str] = []
     run = 0
     for c in form:
@@ -69,6 +81,10 @@ def shape(form: str) -> str:
 
 def flags(form: str) -> str:
     """Orthographic flags: C capitalised, A all caps, D has digit, N only digits, H hyphen, P no letter/digit."""
+    if form.isalpha():      # most words: no digit, no hyphen, a letter
+        if form.isupper() and len(form) > 1:
+            return "CA" if form[0].isupper() else "A"
+        return "C" if form[0].isupper() else "-"
     f = []
     if form[:1].isupper():
         f.append("C")
@@ -115,6 +131,8 @@ class Attributes:
     """Vocabularies of every attribute, the ambiguity dictionary and the optional word-cluster table;
     maps forms to id rows."""
 
+    type_cache_limit = 500_000    # word types whose rows are kept (the cache starts over beyond)
+
     def __init__(self, vocabs: Sequence[Sequence[str]], amb: Dict[str, str], clusters: Optional[Clusters] = None):
         if len(vocabs) != len(ATTRS):
             raise ValueError(f"expected {len(ATTRS)} attribute vocabularies, got {len(vocabs)}")
@@ -152,18 +170,17 @@ class Attributes:
 
     def _rows(self, forms: Sequence[str]) -> np.ndarray:
         """Attribute ids [len(forms), len(ATTRS)] of forms, computed a column at a time."""
-        out = np.empty((len(forms), len(ATTRS)), dtype=np.int64)
+        n = len(forms)
+        out = np.empty((n, len(ATTRS)), dtype=np.int64)
         columns = list(zip(*map(type_strings, forms))) if forms else [()] * len(STRING_ATTRS)
         for k, column in enumerate(columns):
-            get = self.index[k].get
-            out[:, k] = [get(v, UNK) for v in column]
+            out[:, k] = np.fromiter(map(self.index[k].get, column, repeat(UNK)), dtype=np.int64, count=n)
         c0 = len(STRING_ATTRS)
         if self.clusters is None:
             out[:, c0:c0 + len(CLUSTER_ATTRS)] = UNK
-        else:
-            lookup, none = self.clusters.lookup, [UNK - 2] * len(CLUSTER_ATTRS)
-            out[:, c0:c0 + len(CLUSTER_ATTRS)] = np.array([lookup(f) or none for f in forms],
-                                                          dtype=np.int64).reshape(len(forms), -1) + 2
+        else:   # cluster c has id c + 2; a word without a cluster gets UNK
+            ids = self.clusters.ids_of(forms)
+            out[:, c0:c0 + len(CLUSTER_ATTRS)] = np.where(ids < 0, UNK, ids + 2)
         amb, get = self.amb.get, self.index[-1].get
         out[:, -1] = [UNK if a is None else get(a, UNK) for a in map(amb, columns[1])] if forms else []
         return out
@@ -174,13 +191,14 @@ class Attributes:
         Rows are cached per word type in one array, so a batch costs a dictionary lookup per
         token and one gather; new types are computed with :meth:`ids` and appended.
         """
-        get = self._type_index.get
-        rows = [get(f, -1) for f in forms]
-        if -1 in rows:
-            if len(self._type_index) > 500_000:  # bound memory on endless streams
-                self._type_index.clear()
+        index = self._type_index
+        n = len(forms)
+        rows = np.fromiter(map(index.get, forms, repeat(-1)), dtype=np.int64, count=n)
+        if n and rows.min() < 0:
+            if len(index) > self.type_cache_limit:  # bound memory on endless streams
+                index.clear()
                 self._type_count = 0
-            new = list(dict.fromkeys(f for f, r in zip(forms, rows) if r < 0))
+            new = [f for f in dict.fromkeys(forms) if f not in index]
             start = self._type_count
             need = start + len(new)
             if need > len(self._type_table):
@@ -188,11 +206,11 @@ class Attributes:
                 grown[:start] = self._type_table[:start]
                 self._type_table = grown
             self._type_table[start:need] = self._rows(new)
-            self._type_index.update(zip(new, range(start, need)))
+            index.update(zip(new, range(start, need)))
             self._type_count = need
-            rows = [get(f) for f in forms]
-        uniq, inverse = np.unique(np.array(rows, dtype=np.int64), return_inverse=True)
-        return self._type_table[uniq].reshape(len(uniq), len(ATTRS)), inverse.reshape(len(forms))
+            rows = np.fromiter(map(index.__getitem__, forms), dtype=np.int64, count=n)
+        uniq, inverse = np.unique(rows, return_inverse=True)
+        return self._type_table[uniq].reshape(len(uniq), len(ATTRS)), inverse.reshape(n)
 
     def matrix(self, forms: Sequence[str]) -> np.ndarray:
         """Attribute ids of a sequence of forms as an int64 array [len(forms), len(ATTRS)]."""

@@ -45,6 +45,20 @@ class Clusters:
         i = bisect_left(self.words, low)
         return self.ids[i].tolist() if i < len(self.words) and self.words[i] == low else None
 
+    def ids_of(self, words: Sequence[str]) -> np.ndarray:
+        """Cluster ids [len(words), len(SIZES)] (int64) of many words at once, as :meth:`lookup`
+        gives them one by one; -1 in every column of a word not in the table."""
+        table, n = self.words, len(self.words)
+        where = []
+        for w in words:
+            low = w.lower()
+            i = bisect_left(table, low)
+            where.append(i if i < n and table[i] == low else -1)
+        at = np.array(where, dtype=np.int64)
+        out = self.ids[at].astype(np.int64) if n else np.zeros((len(at), len(SIZES)), dtype=np.int64)
+        out[at < 0] = -1
+        return out
+
     def save(self, path: Path) -> None:
         blob = "\n".join(self.words).encode("utf-8")
         write_arrays(path, {"words": np.frombuffer(blob, dtype=np.uint8), "ids": self.ids})

