@@ -217,6 +217,9 @@ def _run_udpipe(model: str, mode: str, steps: str, src: str, out: str) -> None:
 
 def _env() -> Dict[str, str]:
     env = dict(os.environ, **ONE_CORE_ENV)
+    # as an installed package runs: Python caches the compiled modules (a sandbox may forbid it, and
+    # then every run compiles nlpipe's source again, ~25 ms); the first round writes the cache
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
     return env
 
