@@ -369,3 +369,11 @@ def test_rule_tokenizer_applies_the_learned_french_rules():
     plain = WordTokenizer.from_params({"abbreviations": [], "hyphen_prefixes": [], "splits": {}, "english": False})
     assert [text[s:e] for s, e, _ in plain.tokens(text)][:8] == [
         "L’homme", "dit", "-", "il", "qu'aujourd'hui", "l'On", "a", "-"]
+
+
+def test_whole_forms_match_the_longest_in_any_casing_and_apostrophe():
+    many = [f"x{i}-y{i}" for i in range(2000)]
+    rules = WordTokenizer(english=False, whole=["l'on", "l'onde", "l'", "a.b"] + many)
+    text = "L’ONDE, l'on l'ondes x1999-y1999 x1999-y19990 a.bc l' a.b."
+    assert [text[s:e] for s, e, _ in rules.tokens(text)] == [
+        "L’ONDE", ",", "l'on", "l'ondes", "x1999-y1999", "x1999", "-", "y19990", "a.bc", "l'", "a.b", "."]

@@ -76,12 +76,31 @@ def _token_re(english: bool, spaced_numbers: bool, paren_endings: bool, whole: T
     matched first, as whole tokens, in any casing."""
     first = ""
     if whole:
-        alts = "|".join(re.escape(w).replace("'", "['’]") for w in sorted(whole, key=lambda w: (-len(w), w)))
-        first = r"(?P<whole>(?<!\w)(?i:%s)(?!\w))" % alts + "\n| "
+        first = r"(?P<whole>(?<!\w)(?i:%s)(?!\w))" % _trie_pattern(whole) + "\n| "
     if paren_endings:
         first += _PAREN_ENDING
     language = (_SPACED_NUMBER if spaced_numbers else "") + (_ENGLISH_ALTERNATIVES if english else _TAG)
     return re.compile(_TOKEN_PATTERN % (first, language), re.VERBOSE)
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """A pattern matching any of ``words`` (``'`` also as ``’``), longest first, as a trie of nested
+    groups: the regex engine tries a few branches per position, not one per word."""
+    trie: Dict[str, dict] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}                                   # a word ends here
+
+    def build(node: Dict[str, dict]) -> str:
+        alts = [("['’]" if ch == "'" else re.escape(ch)) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(trie)
+
 
 _NUMBER_UNIT_RE = re.compile(r"(\d[\d.,:]*)([^\W\d_]+)$")
 _CLITIC_RE = re.compile(r"(?i)(n['’]t|['’](?:s|m|re|ve|ll|d))$")
