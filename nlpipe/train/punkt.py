@@ -18,7 +18,7 @@ Learns, from the gold tokenization of the training file only:
   split off with their hyphen (``-il``, ``-t-il``) more often than they end a whole token;
 - whether bracketed endings (``traité(e)``) stay in their word more often than not;
 - forms the rules above would split that the treebank keeps whole at least twice and more often than
-  it splits them (``aujourd'hui``, ``l'on``).
+  it splits them (``l'on``, ``°C``).
 
 Only an English model (``lang`` "en") adds the hand-written English seeds below and keeps the English
 clitic rules of :class:`nlpipe.models.rules_tokenizer.WordTokenizer` (``english`` in words.json);
