@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nlpipe.cli import main
 from nlpipe.io.conllu import FORM, read_file
@@ -377,3 +379,13 @@ def test_whole_forms_match_the_longest_in_any_casing_and_apostrophe():
     text = "L’ONDE, l'on l'ondes x1999-y1999 x1999-y19990 a.bc l' a.b."
     assert [text[s:e] for s, e, _ in rules.tokens(text)] == [
         "L’ONDE", ",", "l'on", "l'ondes", "x1999-y1999", "x1999", "-", "y19990", "a.bc", "l'", "a.b", "."]
+
+
+@given(st.text(alphabet="lqudaAL'’-()eS °cC.,12 ", max_size=60))
+def test_learned_rules_cover_every_character_once(text):
+    rules = WordTokenizer(english=False, elisions=["l'", "qu'"], hyphen_whole=True,
+                          hyphen_suffixes=["-il", "-t-il", "-a"], whole=["l'a", "°c", "a-(e)"], paren_endings=True)
+    spans = [(s, e) for s, e, _ in rules.tokens(text)]
+    assert "".join(text[s:e] for s, e in spans) == "".join(text.split())
+    assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans, spans[1:]))
+    assert all(s < e and not any(c.isspace() for c in text[s:e]) for s, e in spans)
