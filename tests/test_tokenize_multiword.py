@@ -1,5 +1,7 @@
 """Multiword tokens learned from range lines whatever their parts (French ``du`` = ``de`` + ``le``), the
-context decision for ambiguous forms, suffix rules, and no English rule or file in other languages."""
+context decision for ambiguous forms, suffix rules, the rule tokenizer's word rules learned from any
+treebank (elisions, hyphens, bracketed endings, whole forms), and no English rule or file in other
+languages."""
 from __future__ import annotations
 
 import json
