@@ -39,23 +39,22 @@ class Clusters:
             if any(a >= b for a, b in zip(self.words, self.words[1:])):
                 raise ValueError("cluster table has repeated words")
 
-    def lookup(self, word: str) -> Optional[List[int]]:
-        """Cluster ids of ``word`` (lower-cased here) at every level, or None when not in the table."""
+    def _row(self, word: str) -> int:
+        """The table row of ``word`` (lower-cased here), -1 when it is not in the table."""
         low = word.lower()
         i = bisect_left(self.words, low)
-        return self.ids[i].tolist() if i < len(self.words) and self.words[i] == low else None
+        return i if i < len(self.words) and self.words[i] == low else -1
+
+    def lookup(self, word: str) -> Optional[List[int]]:
+        """Cluster ids of ``word`` (lower-cased here) at every level, or None when not in the table."""
+        i = self._row(word)
+        return self.ids[i].tolist() if i >= 0 else None
 
     def ids_of(self, words: Sequence[str]) -> np.ndarray:
         """Cluster ids [len(words), len(SIZES)] (int64) of many words at once, as :meth:`lookup`
         gives them one by one; -1 in every column of a word not in the table."""
-        table, n = self.words, len(self.words)
-        where = []
-        for w in words:
-            low = w.lower()
-            i = bisect_left(table, low)
-            where.append(i if i < n and table[i] == low else -1)
-        at = np.array(where, dtype=np.int64)
-        out = self.ids[at].astype(np.int64) if n else np.zeros((len(at), len(SIZES)), dtype=np.int64)
+        at = np.fromiter(map(self._row, words), dtype=np.int64, count=len(words))
+        out = self.ids[at].astype(np.int64) if len(self.words) else np.zeros((len(at), len(SIZES)), dtype=np.int64)
         out[at < 0] = -1
         return out
 

@@ -207,12 +207,13 @@ class Lemmatizer:
 
     def lookup(self, form: str, tag: int) -> Optional[str]:
         """The lexicon's lemma of ``form`` with POS label id ``tag`` (None: not in the lexicon)."""
-        if form in self._tagged_forms:
-            get = self.by_form_tag.get
-            lemma = get(form + SEP + self.tag_labels[tag]) or get(form + SEP + self._coarse[tag])
-            if lemma:
-                return lemma
-        return self.by_form.get(form)
+        return self._lookup_tagged(form, tag) if form in self._tagged_forms else self.by_form.get(form)
+
+    def _lookup_tagged(self, form: str, tag: int) -> Optional[str]:
+        """:meth:`lookup` for a form with form+tag entries."""
+        get = self.by_form_tag.get
+        return get(form + SEP + self.tag_labels[tag]) or get(form + SEP + self._coarse[tag]) \
+            or self.by_form.get(form)
 
     def lemmatize(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
                   first: np.ndarray) -> List[str]:
@@ -221,7 +222,8 @@ class Lemmatizer:
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
         tag_list = tags.tolist()
         tagged, by_form = self._tagged_forms, self.by_form.get    # most forms: by form alone (see lookup)
-        out: List[Optional[str]] = [self.lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
+        tagged_lookup = self._lookup_tagged
+        out: List[Optional[str]] = [tagged_lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
         left = [i for i, lemma in enumerate(out) if lemma is None]
         if not self._per_pair:
             if left:

@@ -193,16 +193,15 @@ class WordTokenizer:
                 out.append((s, s + cut, None))
                 self._word(word[cut:], s + cut, out)
                 return
-        if self.hyphen_whole:
-            if "-" in word:
-                low = word.lower()
-                for suffix in self.hyphen_suffixes:
-                    if low.endswith(suffix) and len(low) > len(suffix):
-                        cut = len(word) - len(suffix)
-                        self._word(word[:cut], s, out)
-                        out.append((s + cut, s + len(word), None))
-                        return
-        elif "-" in word and not _PHONE_RE.match(word):
+        if self.hyphen_whole and "-" in word:
+            low = word.lower()
+            for suffix in self.hyphen_suffixes:
+                if low.endswith(suffix) and len(low) > len(suffix):
+                    cut = len(word) - len(suffix)
+                    self._word(word[:cut], s, out)
+                    out.append((s + cut, s + len(word), None))
+                    return
+        elif not self.hyphen_whole and "-" in word and not _PHONE_RE.match(word):
             parts = word.split("-")
             if not (len(parts) == 2 and parts[0].lower() in self.hyphen_prefixes):
                 pos = s
