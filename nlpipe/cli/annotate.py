@@ -36,7 +36,8 @@ def model_map(models: tuple) -> Dict[str, str]:
 @click.option("--allow-mixed-languages", is_flag=True,
               help="Run models of different languages in one chain (refused by default).")
 @click.option("--keep-existing", is_flag=True,
-              help="Skip a stage on sentences whose columns for it are already filled.")
+              help="Skip a stage on sentences whose columns for it are already filled (and the parser "
+                   "leaves FEATS as they are).")
 @click.option("--skip-bad", is_flag=True,
               help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
 @O.JOBS

@@ -75,8 +75,11 @@ srl = _stage_command(
 @click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
 @O.probs("HeadProb")
 @O.MARGIN
+@click.option("--keep-feats", is_flag=True,
+              help="Leave FEATS as the input has them (a parser folder with feats/ re-decides those the tree "
+                   "decides; see 'nlpipe train parse-feats').")
 def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
-          probs: bool, margin: Optional[float]) -> None:
+          probs: bool, margin: Optional[float], keep_feats: bool) -> None:
     """Predict HEAD and DEPREL (CoNLL-U with POS in)."""
     from nlpipe.registry import MODELS_DIR
     from nlpipe.runtime.pipeline import run_stage
@@ -88,4 +91,5 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
     extra: Dict[str, Any] = O.given(margin=margin)
     if parser == "transition":
         extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
-    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs, **extra)
+    run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs,
+              feats=not keep_feats, **extra)

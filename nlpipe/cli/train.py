@@ -328,6 +328,37 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
                         f"{result['minutes']} min -> {out}", as_json)
 
 
+@train.command(name="parse-feats")
+@O.train_file("CoNLL-U with gold trees, tags and FEATS")
+@O.dev_file("the same format: a tag group is kept where the classifier beats the tagger here")
+@click.option("--parser", "parser_model", required=True, metavar="P",
+              help="The parser model folder to add the classifier to (P/feats).")
+@click.option("--pos", "pos_model", required=True, metavar="POS",
+              help="The tagger whose FEATS it re-decides (its output on dev chooses the groups).")
+@click.option("--epochs", type=int, default=5, show_default=True, help="Passes over the training words.")
+@click.option("--lr", type=float, default=0.1, show_default=True, help="AdaGrad learning rate.")
+@O.DEVICE
+@O.SEED
+@O.AS_JSON
+def train_parse_feats(train_file: str, dev_file: str, parser_model: str, pos_model: str, epochs: int, lr: float,
+                      device: str, seed: int, as_json: bool) -> None:
+    """Add FEATS after the parse to a parser: nlpipe train parse-feats --train T --dev D --parser P --pos POS.
+
+    A linear classifier over the predicted tree re-decides the FEATS that the syntax decides (an
+    English base-form verb: imperative or infinitive), in the tag groups where it beats the tagger
+    on dev. 'nlpipe parse' with that parser then writes them (--keep-feats: it does not)."""
+    from nlpipe.registry import resolve_model
+    from nlpipe.train.tree_feats import TreeFeatsOptions, add_to_parser
+
+    folder = resolve_model("parse", parser_model)
+    result = add_to_parser(train_file, dev_file, str(folder), pos_model,
+                           TreeFeatsOptions(epochs=epochs, lr=lr, seed=seed), device, log=_log("parse-feats: "))
+    summary = f"parse-feats: {len(result['groups'])} tag groups"
+    if result["groups"]:
+        summary += f", dev UFeats {result['dev_ufeats_tagger']:.2f} -> {result['dev_ufeats']:.2f} -> {folder}"
+    echo_result(result, summary, as_json)
+
+
 # ---------------------------------------------------------------------------------------------
 # ner
 

@@ -45,6 +45,14 @@ def save_tables(path: Path, keys: Sequence[np.ndarray], weights: Sequence[np.nda
         "val": np.concatenate(vals) if vals else np.zeros(0, np.float16)})
 
 
+def key_rows(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Rows (1-based; 0 = not in ``table``) of ``keys`` in a sorted key table."""
+    if len(table) == 0:
+        return np.zeros(len(keys), dtype=np.int32)
+    pos = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+    return np.where(table[pos] == keys, pos + 1, 0).astype(np.int32)
+
+
 def _read_checked(path: Path, num_templates: int, num_labels: int) -> Tuple[List[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(keys per template, rows per template, non-zero count per row, their columns, their
     values) of tables written by :func:`save_tables`. A file that cannot be read is a ModelError;

@@ -142,9 +142,12 @@ def chain_stages(spec: PipelineSpec) -> List[str]:
 
 def chain_options(stage: str, spec: PipelineSpec) -> Dict[str, Any]:
     """Options a stage takes from its place in the chain: ``srl`` after ``parse`` attends to that
-    parse (the shell equivalent is ``nlpipe parse | nlpipe srl --parse-from-input``)."""
+    parse (the shell equivalent is ``nlpipe parse | nlpipe srl --parse-from-input``); with
+    ``keep_existing``, ``parse`` leaves FEATS alone (they may be the input's own)."""
     if stage == "srl" and "parse" in spec.stages and "parse_from_input" not in spec.options:
         return {"parse_from_input": True}
+    if stage == "parse" and spec.keep_existing:
+        return {"feats": False}
     return {}
 
 

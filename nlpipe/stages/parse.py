@@ -1,7 +1,9 @@
 """The ``parse`` stage: glue between CoNLL-U and the two parsers (loading, batching, predicting).
 
-Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``), nothing
-else. A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
+Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``). A parser
+folder with a ``feats/`` subfolder (:mod:`nlpipe.models.tree_feats`) also re-decides, from the tree,
+the FEATS of the words whose features the syntax decides, in sentences the tagger gave FEATS
+(``feats=False`` leaves FEATS alone). A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
 affixes, tags; the labels are config ``labels``, older models repeat them as ``rels``) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
 A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.transition`) holds
 ``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
@@ -14,14 +16,26 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 import numpy as np
 
 from nlpipe.nn.batching import length_batches
-from nlpipe.io.conllu import DEPREL, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import BiaffineModel, Example, _example
+from nlpipe.models.tree_feats import TreeFeats
 from nlpipe.stages.base import Adapter, fill_in_chunks
 
 # ---------------------------------------------------------------------------------------------
 # The stage
+
+def feats_after_parse(model_dir: Path, feats: bool) -> Optional[TreeFeats]:
+    """The FEATS classifier of a parser folder (None: it has none, or ``feats`` is off)."""
+    return TreeFeats.load_optional(model_dir) if feats else None
+
+
+def refine_feats(tree_feats: Optional[TreeFeats], parsed: List[Sentence]) -> None:
+    """Re-decide the syntax-decided FEATS of the ``parsed`` sentences that have FEATS at all."""
+    if tree_feats is not None:
+        tree_feats.apply([s for s in parsed if any(w[FEATS] != "_" for w in s.words)])
+
 
 def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
     """The sentences of ``chunk`` that have words; an :class:`InputError` for one without POS tags
@@ -42,10 +56,12 @@ class ParseStage(Adapter, stage="parse"):
     max_len = 500
 
     def __init__(self, model: BiaffineModel, projective: bool = False, probs: bool = False,
-                 batch_tokens: int = 5000, workers: Optional[int] = None):
+                 batch_tokens: int = 5000, workers: Optional[int] = None, tree_feats: Optional[TreeFeats] = None):
         """``workers``: batches parsed at once in threads, each with one torch thread (default: on
-        CPU, torch's thread count; 1: one batch at a time with torch's threads)."""
+        CPU, torch's thread count; 1: one batch at a time with torch's threads); ``tree_feats``: the
+        FEATS classifier run after the parse."""
         self.model = model
+        self.tree_feats = tree_feats
         self.projective = projective
         self.probs = probs
         self.batch_tokens = batch_tokens
@@ -85,18 +101,21 @@ class ParseStage(Adapter, stage="parse"):
                     w[DEPREL] = rels[k]
                     if probs is not None:
                         w[MISC] = misc_set(w[MISC], "HeadProb", f"{probs[k]:.3f}")
+        refine_feats(self.tree_feats, todo)
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         return fill_in_chunks(sentences, self._fill)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
-         probs: bool = False, batch_tokens: int = 1000, workers: Optional[int] = None, **_: Any) -> ParseStage:
+         probs: bool = False, batch_tokens: int = 1000, workers: Optional[int] = None, feats: bool = True,
+         **_: Any) -> ParseStage:
     """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
     Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability),
-    ``workers`` (see :class:`ParseStage`)."""
+    ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier)."""
     model = BiaffineModel.load(Path(model_dir), config, resolve_device(device))
-    return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens, workers=workers)
+    return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens, workers=workers,
+                      tree_feats=feats_after_parse(Path(model_dir), feats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,8 +131,9 @@ class TransitionParseStage(Adapter, stage="parse"):
     max_len = 500
 
     def __init__(self, model: Any, margin: Optional[float] = None, checkpoints: Optional[Sequence[int]] = None,
-                 batch_sentences: int = TRANSITION_BATCH):
+                 batch_sentences: int = TRANSITION_BATCH, tree_feats: Optional[TreeFeats] = None):
         self.model = model
+        self.tree_feats = tree_feats
         self.margin = None if margin is None or margin < 0 else float(margin)
         self.checkpoints = checkpoints
         self.batch_sentences = batch_sentences
@@ -136,6 +156,7 @@ class TransitionParseStage(Adapter, stage="parse"):
                 for w, h, r in zip(s.words, heads, rels):
                     w[HEAD] = str(h)
                     w[DEPREL] = r
+        refine_feats(self.tree_feats, todo)
 
     @property
     def mean_templates(self) -> float:
@@ -148,11 +169,11 @@ class TransitionParseStage(Adapter, stage="parse"):
 
 def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None,
                     checkpoints: Optional[str] = None, projective: bool = False, probs: bool = False,
-                    **_: Any) -> TransitionParseStage:
+                    feats: bool = True, **_: Any) -> TransitionParseStage:
     """Loader of arch ``transition-dfs.v1``: ``margin`` (dynamic feature selection; None or < 0: every
     template; default: the model's ``model.margin`` if set) and ``checkpoints`` (a schedule such as
     ``"4,8,16,32"``, see :func:`~nlpipe.linear.margin.checkpoint_schedule`). ``projective`` and
-    ``probs`` belong to the biaffine parser and are refused."""
+    ``probs`` belong to the biaffine parser and are refused; ``feats`` as in :func:`load`."""
     from nlpipe.linear.margin import checkpoint_schedule
     from nlpipe.models.transition.model import TransitionModel
 
@@ -166,4 +187,4 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
         schedule = checkpoint_schedule(checkpoints if checkpoints is not None else settings.get("checkpoints"))
     except ValueError as e:
         raise NlpipeError(str(e)) from None
-    return TransitionParseStage(model, margin, schedule)
+    return TransitionParseStage(model, margin, schedule, tree_feats=feats_after_parse(Path(model_dir), feats))

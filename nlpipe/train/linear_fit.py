@@ -18,6 +18,7 @@ import numpy as np
 
 from nlpipe.linear.attributes import Attributes
 from nlpipe.linear.model import TemplatedModel
+from nlpipe.linear.storage import key_rows
 from nlpipe.linear.templates import Layout, full_keys, parse_template
 
 
@@ -49,14 +50,6 @@ MODES = ("dynamic", "full", "dynamic+full")
 
 # training examples: weight rows [n, templates], gold labels [n], allowed labels [n, L] or None
 Examples = Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]
-
-
-def key_rows(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Rows (1-based; 0 = not in ``table``) of ``keys`` in a sorted key table."""
-    if len(table) == 0:
-        return np.zeros(len(keys), dtype=np.int32)
-    pos = np.minimum(np.searchsorted(table, keys), len(table) - 1)
-    return np.where(table[pos] == keys, pos + 1, 0).astype(np.int32)
 
 
 class AdaGrad:

@@ -9,6 +9,9 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
                        ``nlpipe annotate --models OUT`` runs for parse (the other: ``--model
                        parse=OUT/parse-transition``)
 
+Where the treebank has FEATS, each parser folder also gets the FEATS classifier that runs after the
+parse (``feats/``, :mod:`nlpipe.train.tree_feats`), chosen on the pipeline's tagger's dev output.
+
 Nothing English goes into a model of another language: each trainer keeps its English resources (the
 EWT word rules, GloVe vectors and clusters) for ``en`` only, and the pipeline passes ``--lang`` to
 every one; ``--vectors`` gives the tagger and the biaffine parser vectors of the language. The
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED, read_config
+from nlpipe.io.model_dir import CONFIG, UNDETERMINED, read_config
 
 PARTS = ("tokenize", "pos", "parse-transition", "parse")
 STAGE_OF = {"tokenize": "tokenize", "pos": "pos", "parse-transition": "parse", "parse": "parse"}
@@ -159,6 +162,7 @@ def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, 
                                                          "pos_source": "gold (the training file)"})
     transition.train_transition(train, dev, str(out), transition.TrainOptions(**hyper),
                                 log=_Stream(log), **kwargs)
+    feats_after_parse(train, dev, out, options, log)
 
 
 def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
@@ -172,6 +176,18 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
         defaults["max_minutes"] = minutes
     kwargs, _ = _given("parse", options, defaults)
     biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
+    feats_after_parse(train, dev, out, options, log)
+
+
+def feats_after_parse(train: str, dev: str, out: Path, options: PipelineOptions, log: Log) -> None:
+    """Give the parser in ``out`` the FEATS classifier that runs after the parse (when the treebank
+    has FEATS and the pipeline trained the tagger beside it, whose output on dev it is chosen on)."""
+    from nlpipe.train.tree_feats import add_to_parser, has_feats
+
+    tagger = out.parent / "pos"
+    if not (tagger / CONFIG).is_file() or not has_feats(train):
+        return
+    add_to_parser(train, dev, str(out), str(tagger), device=options.device, log=log)
 
 
 # part -> its trainer, in the order they run (the biaffine parser last: it takes what time is left)

@@ -1,0 +1,183 @@
+"""FEATS that the syntax decides, re-decided after the parse.
+
+The tagger predicts FEATS from the words around a word. Some features follow from the tree
+instead: an English base-form verb is imperative at the root of a clause without a subject and
+infinitive under ``to`` or a modal (``Mood=Imp`` vs ``VerbForm=Inf``), a gerund or participle
+depends on its relation, a pronoun's case on whether it is a subject. For the words of a few tag
+groups (a group is one ``UPOS<TAB>XPOS`` pair; the groups kept are those where this did better
+than the tagger on the training treebank's dev set), a linear classifier over features of the
+predicted tree picks the FEATS among those the group had in training.
+
+Features (:data:`TEMPLATES`) are strings hashed to 62-bit keys, one per template, and stored in
+the templated models' tables (:mod:`nlpipe.linear.storage`). A parser model folder with a
+``feats/`` subfolder applies it after every parse.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, UPOS, XPOS, Sentence
+from nlpipe.io.model_dir import model_errors, read_json, write_json
+from nlpipe.linear.storage import key_rows, load_block, save_tables
+
+FOLDER = "feats"
+CONFIG_FILE = "tree_feats.json"
+WEIGHTS_FILE = "weights.npz"
+SEP = "\t"
+KEY_MASK = (1 << 62) - 1
+NONE = "-"
+# relations whose dependent's form is a feature of its head (an auxiliary, a marker, a subject)
+DEPENDENT_RELATIONS = ("aux", "mark", "nsubj", "expl", "obj", "cop")
+
+TEMPLATES: Tuple[str, ...] = (
+    "group", "lower", "rel", "head", "head+rel", "side+rel", "prev", "next", "s3", "lower+rel", "first",
+    "children", *(f"dep:{r}" for r in DEPENDENT_RELATIONS),
+)
+
+
+def group_of(word: Sequence[str]) -> str:
+    """The tag group of a word: ``UPOS<TAB>XPOS``."""
+    return word[UPOS] + SEP + word[XPOS]
+
+
+def _tag(word: Sequence[str]) -> str:
+    return word[XPOS] if word[XPOS] != "_" else word[UPOS]
+
+
+def _base(deprel: str) -> str:
+    return deprel.split(":", 1)[0]
+
+
+def word_features(words: Sequence[Sequence[str]], i: int, children: Sequence[Sequence[int]]) -> List[str]:
+    """The value of every template (:data:`TEMPLATES`) for word ``i`` of a parsed sentence;
+    ``children[i]``: the positions of its dependents."""
+    w = words[i]
+    g = group_of(w)
+    low = w[FORM].lower()
+    rel = _base(w[DEPREL])
+    head = int(w[HEAD]) if w[HEAD].isdigit() else 0
+    if 0 < head <= len(words):
+        h = words[head - 1]
+        head_tag, head_rel = _tag(h), _base(h[DEPREL])
+    else:
+        head_tag, head_rel = "ROOT", NONE
+    side = "L" if head > i + 1 else "R"
+    prev = words[i - 1][FORM].lower() if i else "<s>"
+    nxt = words[i + 1][FORM].lower() if i + 1 < len(words) else "</s>"
+    kids = [words[k] for k in children[i]]
+    first_dep = {}
+    for k in kids:
+        first_dep.setdefault(_base(k[DEPREL]), k[FORM].lower())
+    return [g, low + SEP + g, rel + SEP + g, head_tag + SEP + g, head_rel + SEP + rel + SEP + g,
+            side + SEP + rel + SEP + g, prev + SEP + g, nxt + SEP + g, low[-3:] + SEP + g, low + SEP + rel,
+            str(i == 0) + SEP + g, "+".join(sorted({_base(k[DEPREL]) for k in kids})) + SEP + g,
+            *(first_dep.get(r, NONE) + SEP + g for r in DEPENDENT_RELATIONS)]
+
+
+def feature_key(template: int, value: str) -> int:
+    """The 62-bit key of one template's value (stable across runs and machines)."""
+    digest = hashlib.blake2b(f"{template}\x1f{value}".encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & KEY_MASK
+
+
+def children_of(words: Sequence[Sequence[str]]) -> List[List[int]]:
+    """Per word, the positions of its dependents (HEAD outside the sentence is ignored)."""
+    out: List[List[int]] = [[] for _ in words]
+    for k, w in enumerate(words):
+        h = int(w[HEAD]) if w[HEAD].isdigit() else 0
+        if 0 < h <= len(words):
+            out[h - 1].append(k)
+    return out
+
+
+def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int]) -> np.ndarray:
+    """Keys [len(positions), len(TEMPLATES)] of the words at ``positions`` of a parsed sentence."""
+    children = children_of(words)
+    out = np.empty((len(positions), len(TEMPLATES)), dtype=np.int64)
+    for r, i in enumerate(positions):
+        out[r] = [feature_key(j, v) for j, v in enumerate(word_features(words, i, children))]
+    return out
+
+
+class TreeFeats:
+    """The classifier: ``labels`` (FEATS strings), ``groups`` (tag group -> the label ids it may
+    take), one key table and weight matrix [len(keys) + 1, len(labels)] per template."""
+
+    def __init__(self, labels: Sequence[str], groups: Dict[str, Sequence[int]], keys: Sequence[np.ndarray],
+                 weights: Sequence[np.ndarray]):
+        if len(keys) != len(TEMPLATES) or len(weights) != len(TEMPLATES):
+            raise ValueError(f"{len(TEMPLATES)} templates expected")
+        self.labels = list(labels)
+        self.groups = {g: np.asarray(ids, dtype=np.int64) for g, ids in groups.items()}
+        for ids in self.groups.values():
+            if len(ids) == 0 or ids.min() < 0 or ids.max() >= len(self.labels):
+                raise ValueError("a group's labels are out of range")
+        self.keys = list(keys)
+        self.weights = list(weights)
+
+    def scores(self, keys: np.ndarray) -> np.ndarray:
+        """Label scores [len(keys), num_labels] of words given by their keys [n, len(TEMPLATES)]."""
+        total = np.zeros((len(keys), len(self.labels)), dtype=np.float32)
+        for j, (table, w) in enumerate(zip(self.keys, self.weights)):
+            total += w[key_rows(table, keys[:, j])]
+        return total
+
+    def predict(self, groups: Sequence[str], keys: np.ndarray) -> List[str]:
+        """The FEATS of words of tag groups ``groups`` (each one of :attr:`groups`) with ``keys``."""
+        sc = self.scores(keys)
+        return [self.labels[int(ids[np.argmax(row[ids])])] for g, row in zip(groups, sc)
+                for ids in (self.groups[g],)]
+
+    def apply(self, sentences: Sequence[Sentence]) -> None:
+        """Re-decide, in place, the FEATS of the words of parsed ``sentences`` in a kept group."""
+        where: List[Tuple[Sentence, List[int]]] = []
+        blocks, groups = [], []
+        for s in sentences:
+            words = s.words
+            at = [i for i, w in enumerate(words) if group_of(w) in self.groups]
+            if at:
+                where.append((s, at))
+                blocks.append(sentence_keys(words, at))
+                groups.extend(group_of(words[i]) for i in at)
+        if not blocks:
+            return
+        feats = iter(self.predict(groups, np.concatenate(blocks)))
+        for s, at in where:
+            for i in at:
+                s.words[i][FEATS] = next(feats)
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def save(self, folder: Path, training: Optional[Dict[str, Any]] = None) -> None:
+        """``tree_feats.json`` (templates, labels, groups and the ``training`` block) and
+        ``weights.npz`` in ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / CONFIG_FILE, {"templates": list(TEMPLATES), "labels": self.labels,
+                                          "groups": {g: ids.tolist() for g, ids in sorted(self.groups.items())},
+                                          "training": training or {}}, indent=1)
+        save_tables(folder / WEIGHTS_FILE, self.keys, self.weights, len(self.labels))
+
+    @classmethod
+    def load(cls, folder: Path) -> "TreeFeats":
+        """Read what :meth:`save` wrote (a :class:`~nlpipe.errors.ModelError` when it is broken)."""
+        folder = Path(folder)
+        config = read_json(folder / CONFIG_FILE)
+        with model_errors(folder, "FEATS after the parse"):
+            if config.get("templates") != list(TEMPLATES):
+                raise ValueError("its feature templates are not this nlpipe's")
+            labels = config["labels"]
+            keys, block, start = load_block(folder / WEIGHTS_FILE, len(TEMPLATES), len(labels))
+            ends = [*start[1:].tolist(), len(block)]
+            weights = [block[a:b] for a, b in zip(start.tolist(), ends)]
+            return cls(labels, config["groups"], keys, weights)
+
+    @classmethod
+    def load_optional(cls, model_dir: Path) -> Optional["TreeFeats"]:
+        """The classifier of a parser model folder, None when it has none."""
+        folder = Path(model_dir) / FOLDER
+        return cls.load(folder) if folder.is_dir() else None
