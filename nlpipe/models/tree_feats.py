@@ -30,6 +30,7 @@ WEIGHTS_FILE = "weights.npz"
 SEP = "\t"
 KEY_MASK = (1 << 62) - 1
 NONE = "-"
+CACHE_LIMIT = 500_000   # feature values whose keys a model keeps
 # relations whose dependent's form is a feature of its head (an auxiliary, a marker, a subject)
 DEPENDENT_RELATIONS = ("aux", "mark", "nsubj", "expl", "obj", "cop")
 
@@ -94,12 +95,23 @@ def children_of(words: Sequence[Sequence[str]]) -> List[List[int]]:
     return out
 
 
-def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int]) -> np.ndarray:
-    """Keys [len(positions), len(TEMPLATES)] of the words at ``positions`` of a parsed sentence."""
+def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int],
+                  cache: Optional[Dict[Tuple[int, str], int]] = None) -> np.ndarray:
+    """Keys [len(positions), len(TEMPLATES)] of the words at ``positions`` of a parsed sentence;
+    ``cache`` keeps the keys of values seen before (most values recur: hashing is the costly part)."""
     children = children_of(words)
+    cache = {} if cache is None else cache
+    if len(cache) > CACHE_LIMIT:
+        cache.clear()
     out = np.empty((len(positions), len(TEMPLATES)), dtype=np.int64)
     for r, i in enumerate(positions):
-        out[r] = [feature_key(j, v) for j, v in enumerate(word_features(words, i, children))]
+        row = []
+        for j, v in enumerate(word_features(words, i, children)):
+            key = cache.get((j, v))
+            if key is None:
+                key = cache[(j, v)] = feature_key(j, v)
+            row.append(key)
+        out[r] = row
     return out
 
 
@@ -118,6 +130,7 @@ class TreeFeats:
                 raise ValueError("a group's labels are out of range")
         self.keys = list(keys)
         self.weights = list(weights)
+        self._cache: Dict[Tuple[int, str], int] = {}
 
     def scores(self, keys: np.ndarray) -> np.ndarray:
         """Label scores [len(keys), num_labels] of words given by their keys [n, len(TEMPLATES)]."""
@@ -141,7 +154,7 @@ class TreeFeats:
             at = [i for i, w in enumerate(words) if group_of(w) in self.groups]
             if at:
                 where.append((s, at))
-                blocks.append(sentence_keys(words, at))
+                blocks.append(sentence_keys(words, at, self._cache))
                 groups.extend(group_of(words[i]) for i in at)
         if not blocks:
             return
