@@ -58,6 +58,7 @@ def word_features(words: Sequence[Sequence[str]], i: int, children: Sequence[Seq
     ``children[i]``: the positions of its dependents."""
     w = words[i]
     g = group_of(w)
+    sg = SEP + g
     low = w[FORM].lower()
     rel = _base(w[DEPREL])
     head = int(w[HEAD]) if w[HEAD].isdigit() else 0
@@ -69,14 +70,13 @@ def word_features(words: Sequence[Sequence[str]], i: int, children: Sequence[Seq
     side = "L" if head > i + 1 else "R"
     prev = words[i - 1][FORM].lower() if i else "<s>"
     nxt = words[i + 1][FORM].lower() if i + 1 < len(words) else "</s>"
-    kids = [words[k] for k in children[i]]
-    first_dep = {}
-    for k in kids:
-        first_dep.setdefault(_base(k[DEPREL]), k[FORM].lower())
-    return [g, low + SEP + g, rel + SEP + g, head_tag + SEP + g, head_rel + SEP + rel + SEP + g,
-            side + SEP + rel + SEP + g, prev + SEP + g, nxt + SEP + g, low[-3:] + SEP + g, low + SEP + rel,
-            str(i == 0) + SEP + g, "+".join(sorted({_base(k[DEPREL]) for k in kids})) + SEP + g,
-            *(first_dep.get(r, NONE) + SEP + g for r in DEPENDENT_RELATIONS)]
+    first_dep: Dict[str, str] = {}
+    for k in children[i]:
+        first_dep.setdefault(_base(words[k][DEPREL]), words[k][FORM].lower())
+    rel_g = rel + sg
+    return [g, low + sg, rel_g, head_tag + sg, head_rel + SEP + rel_g, side + SEP + rel_g, prev + sg, nxt + sg,
+            low[-3:] + sg, low + SEP + rel, str(i == 0) + sg, "+".join(sorted(first_dep)) + sg,
+            *(first_dep.get(r, NONE) + sg for r in DEPENDENT_RELATIONS)]
 
 
 def feature_key(template: int, value: str) -> int:
@@ -95,24 +95,32 @@ def children_of(words: Sequence[Sequence[str]]) -> List[List[int]]:
     return out
 
 
+KeyCache = List[Dict[str, int]]   # per template: value -> key
+
+
+def new_cache() -> KeyCache:
+    return [{} for _ in TEMPLATES]
+
+
 def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int],
-                  cache: Optional[Dict[Tuple[int, str], int]] = None) -> np.ndarray:
+                  cache: Optional[KeyCache] = None) -> np.ndarray:
     """Keys [len(positions), len(TEMPLATES)] of the words at ``positions`` of a parsed sentence;
     ``cache`` keeps the keys of values seen before (most values recur: hashing is the costly part)."""
     children = children_of(words)
-    cache = {} if cache is None else cache
-    if len(cache) > CACHE_LIMIT:
-        cache.clear()
-    out = np.empty((len(positions), len(TEMPLATES)), dtype=np.int64)
-    for r, i in enumerate(positions):
+    cache = new_cache() if cache is None else cache
+    if sum(map(len, cache)) > CACHE_LIMIT:
+        for c in cache:
+            c.clear()
+    rows = []
+    for i in positions:
         row = []
-        for j, v in enumerate(word_features(words, i, children)):
-            key = cache.get((j, v))
+        for j, (c, v) in enumerate(zip(cache, word_features(words, i, children))):
+            key = c.get(v)
             if key is None:
-                key = cache[(j, v)] = feature_key(j, v)
+                key = c[v] = feature_key(j, v)
             row.append(key)
-        out[r] = row
-    return out
+        rows.append(row)
+    return np.array(rows, dtype=np.int64).reshape(len(positions), len(TEMPLATES))
 
 
 class TreeFeats:
@@ -130,7 +138,7 @@ class TreeFeats:
                 raise ValueError("a group's labels are out of range")
         self.keys = list(keys)
         self.weights = list(weights)
-        self._cache: Dict[Tuple[int, str], int] = {}
+        self._cache = new_cache()
 
     def scores(self, keys: np.ndarray) -> np.ndarray:
         """Label scores [len(keys), num_labels] of words given by their keys [n, len(TEMPLATES)]."""
