@@ -4,7 +4,8 @@ see it, so the parser learns from tags as noisy as the ones it will get at run t
 The training file is cut at document boundaries (``# newdoc``) into ``folds`` contiguous parts of
 about equal size; for each part, ``nlpipe train pos`` (with the options given after ``--``, e.g.
 those of the shipped model) learns from the other parts and ``nlpipe pos`` tags the part. The
-tagged parts are written back in the input order; only UPOS and XPOS differ from the input.
+tagged parts are written back in the input order; only the tagger's columns differ from the input:
+UPOS and XPOS, and LEMMA and FEATS where the training file has them (the fold taggers then write them).
 
     nlpipe train jackknife --train TRAIN --dev DEV -o train.jackknifed.conllu \\
         [--folds 3] [--jobs 2] [--work DIR] -- [nlpipe train pos options]
@@ -69,7 +70,7 @@ def _nlpipe(args: Sequence[str], log: Path) -> None:
 
 def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
               work: Optional[str] = None, jobs: int = 1, interleave: bool = False) -> List[List[int]]:
-    """Write ``train`` with jack-knifed UPOS/XPOS to ``out``; returns the folds (sentence indices,
+    """Write ``train`` with jack-knifed UPOS/XPOS (and LEMMA/FEATS, see the module docstring) to ``out``; returns the folds (sentence indices,
     see :func:`document_folds`). Fold files and models go to ``work`` (default: a temporary folder,
     removed after a success and kept, with the logs, after a failure)."""
     sentences = list(read_file(train))
