@@ -250,3 +250,21 @@ def test_annotate_keep_existing_leaves_the_inputs_feats(parser, tmp_path):
     r = run_cli(*args, "--keep-existing")
     assert r.returncode == 0, r.stderr
     assert feats(r) == [INF, IMP] and all(w[HEAD] != "_" for s in parse_string(r.stdout.decode()) for w in s.words)
+
+
+@pytest.mark.parametrize("damage", ["weights", "config"])
+def test_a_parser_with_a_broken_feats_folder_is_a_model_error_in_one_line(parser, tmp_path, damage):
+    import shutil
+
+    broken = tmp_path / "parser"
+    shutil.copytree(parser, broken)
+    if damage == "weights":
+        (broken / FOLDER / "weights.npz").write_bytes(b"PK\x03\x04 not a zip")
+    else:
+        (broken / FOLDER / "tree_feats.json").write_text("[1, 2]")
+    with pytest.raises(ModelError) as e:
+        load_stage("parse", str(broken))
+    assert str(broken / FOLDER) in str(e.value)
+    r = run_cli("parse", "--model", str(broken), input=wrong_feats_input().encode())
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode().startswith(f"nlpipe: error: {broken / FOLDER}") and r.stderr.decode().count("\n") == 1
