@@ -195,7 +195,7 @@ def test_train_parse_feats_command_adds_the_folder_or_says_why_not(parser, tmp_p
                 "--out", str(pos), "--epochs", "1", "--order", "baseline")
     assert r.returncode == 0, r.stderr
     r = run_cli("train", "parse-feats", "--train", str(tmp_path / "train.conllu"), "--dev", str(tmp_path / "dev.conllu"),
-                "--parser", str(target), "--pos", str(pos), "--json")
+                "--model", str(target), "--pos", str(pos), "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert set(result) == {"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats"}
@@ -209,7 +209,7 @@ def test_train_parse_feats_command_adds_the_folder_or_says_why_not(parser, tmp_p
     no_feats.write_text(TRAIN.replace(IMP, "_").replace(INF, "_").replace("Number=Sing", "_")
                         .replace("Case=Nom|_|Person=1|PronType=Prs", "_").replace("VerbForm=Fin", "_"))
     r = run_cli("train", "parse-feats", "--train", str(no_feats), "--dev", str(tmp_path / "dev.conllu"),
-                "--parser", str(target), "--pos", str(pos))
+                "--model", str(target), "--pos", str(pos))
     assert r.returncode == 2 and r.stderr.decode() == f"nlpipe: error: {no_feats}: no word has FEATS: nothing to learn\n"
 
 

@@ -264,14 +264,15 @@ def test_eval_ud_needs_a_predicted_file():
 # (tests/test_shipped_outputs.py says so too): recorded again for the pos-ewt of session 14, which
 # writes FEATS and LEMMA (issue 24's table before it: LAS 86.04, MLAS 6.78), with the script's copy
 # in stanza 1.4.2 (stanza/utils/conll18_ud_eval.py: v1.2 plus enhanced-dependency rows, which are
-# not compared).
+# not compared); UFeats, AllTags and MLAS again, with the same copy, when the shipped parsers began to
+# re-decide FEATS after the parse (session 17).
 EWT_RAW_OFFICIAL = {
     "tokens": (24600, 24740, 24740, None), "sentences": (1768, 2077, 1910, None),
     "words": (24900, 25094, 25087, None), "upos": (23865, 25094, 25087, 24900),
-    "xpos": (23727, 25094, 25087, 24900), "ufeats": (23928, 25094, 25087, 24900),
-    "alltags": (23314, 25094, 25087, 24900), "lemmas": (24184, 25094, 25087, 24900),
+    "xpos": (23727, 25094, 25087, 24900), "ufeats": (23979, 25094, 25087, 24900),
+    "alltags": (23373, 25094, 25087, 24900), "lemmas": (24184, 25094, 25087, 24900),
     "uas": (22169, 25094, 25087, 24900), "las": (21595, 25094, 25087, 24900),
-    "clas": (12466, 15176, 15134, 15038), "mlas": (11617, 15176, 15134, 15038),
+    "clas": (12466, 15176, 15134, 15038), "mlas": (11686, 15176, 15134, 15038),
     "blex": (12059, 15176, 15134, 15038),
 }
 
@@ -356,8 +357,8 @@ def test_eval_ud_agrees_with_the_shared_task_script_on_ewt(corpora, tmp_path):
         assert m[name]["f1"] == pytest.approx(float(Fraction(200 * correct, g + p)))
     # the script's table (F1 to 0.01)
     for name, f1 in (("tokens", 99.43), ("sentences", 88.69), ("words", 99.24), ("upos", 95.12),
-                     ("xpos", 94.57), ("ufeats", 95.37), ("lemmas", 96.39), ("las", 86.07), ("clas", 82.26),
-                     ("mlas", 76.65), ("blex", 79.57)):
+                     ("xpos", 94.57), ("ufeats", 95.57), ("lemmas", 96.39), ("las", 86.07), ("clas", 82.26),
+                     ("mlas", 77.11), ("blex", 79.57)):
         assert round(m[name]["f1"], 2) == f1, name
 
     derived = {"raw": _with_lemmas_and_features(list(read_file(str(pred))), gold),

@@ -331,7 +331,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
 @train.command(name="parse-feats")
 @O.train_file("CoNLL-U with gold trees, tags and FEATS")
 @O.dev_file("the same format: a tag group is kept where the classifier beats the tagger here")
-@click.option("--parser", "parser_model", required=True, metavar="P",
+@click.option("-m", "--model", "parser_model", required=True, metavar="P",
               help="The parser model folder to add the classifier to (P/feats).")
 @click.option("--pos", "pos_model", required=True, metavar="POS",
               help="The tagger whose FEATS it re-decides (its output on dev chooses the groups).")
@@ -342,7 +342,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
 @O.AS_JSON
 def train_parse_feats(train_file: str, dev_file: str, parser_model: str, pos_model: str, epochs: int, lr: float,
                       device: str, seed: int, as_json: bool) -> None:
-    """Add FEATS after the parse to a parser: nlpipe train parse-feats --train T --dev D --parser P --pos POS.
+    """Add FEATS after the parse to a parser: nlpipe train parse-feats --train T --dev D --model P --pos POS.
 
     A linear classifier over the predicted tree re-decides the FEATS that the syntax decides (an
     English base-form verb: imperative or infinitive), in the tag groups where it beats the tagger
