@@ -268,3 +268,23 @@ def test_a_parser_with_a_broken_feats_folder_is_a_model_error_in_one_line(parser
     r = run_cli("parse", "--model", str(broken), input=wrong_feats_input().encode())
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode().startswith(f"nlpipe: error: {broken / FOLDER}") and r.stderr.decode().count("\n") == 1
+
+
+def test_train_pipeline_adds_it_to_a_parser_when_the_treebank_has_feats_and_a_tagger_was_trained(tmp_path, monkeypatch):
+    from nlpipe.train import pipeline, tree_feats as T
+
+    calls = []
+    monkeypatch.setattr(T, "add_to_parser", lambda train, dev, parser, pos, **kw: calls.append((parser, pos)))
+    (tmp_path / "train.conllu").write_text(TRAIN, encoding="utf-8")
+    (tmp_path / "bare.conllu").write_text(TRAIN.replace(IMP, "_").replace(INF, "_").replace("Number=Sing", "_")
+                                          .replace("Case=Nom|_|Person=1|PronType=Prs", "_").replace("VerbForm=Fin", "_"))
+    out = tmp_path / "models" / "parse"
+    options = pipeline.PipelineOptions()
+    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", out, options, print)
+    assert calls == []                                   # no tagger in the pipeline's folder
+    (tmp_path / "models" / "pos").mkdir(parents=True)
+    (tmp_path / "models" / "pos" / "config.json").write_text("{}")
+    pipeline.train_feats_after_parse(str(tmp_path / "bare.conllu"), "dev", out, options, print)
+    assert calls == []                                   # no FEATS in the treebank
+    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", out, options, print)
+    assert calls == [(str(out), str(tmp_path / "models" / "pos"))]

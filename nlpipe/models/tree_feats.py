@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, UPOS, XPOS, Sentence
 from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.storage import key_rows, load_block, save_tables
 
@@ -31,7 +31,7 @@ SEP = "\t"
 KEY_MASK = (1 << 62) - 1
 NONE = "-"
 CACHE_LIMIT = 500_000   # feature values whose keys a model keeps
-# relations whose dependent's form is a feature of its head (an auxiliary, a marker, a subject)
+# relations whose first dependent's form is a feature of its head (``will``, ``to``, ``I``, ``it`` ...)
 DEPENDENT_RELATIONS = ("aux", "mark", "nsubj", "expl", "obj", "cop")
 
 TEMPLATES: Tuple[str, ...] = (
@@ -149,9 +149,11 @@ class TreeFeats:
 
     def predict(self, groups: Sequence[str], keys: np.ndarray) -> List[str]:
         """The FEATS of words of tag groups ``groups`` (each one of :attr:`groups`) with ``keys``."""
-        sc = self.scores(keys)
-        return [self.labels[int(ids[np.argmax(row[ids])])] for g, row in zip(groups, sc)
-                for ids in (self.groups[g],)]
+        out = []
+        for g, row in zip(groups, self.scores(keys)):
+            ids = self.groups[g]
+            out.append(self.labels[int(ids[np.argmax(row[ids])])])
+        return out
 
     def apply(self, sentences: Sequence[Sentence]) -> None:
         """Re-decide, in place, the FEATS of the words of parsed ``sentences`` in a kept group."""

@@ -26,7 +26,7 @@ from nlpipe.stages.base import Adapter, fill_in_chunks
 # ---------------------------------------------------------------------------------------------
 # The stage
 
-def feats_after_parse(model_dir: Path, feats: bool) -> Optional[TreeFeats]:
+def load_tree_feats(model_dir: Path, feats: bool) -> Optional[TreeFeats]:
     """The FEATS classifier of a parser folder (None: it has none, or ``feats`` is off)."""
     return TreeFeats.load_optional(model_dir) if feats else None
 
@@ -115,7 +115,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projectiv
     ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier)."""
     model = BiaffineModel.load(Path(model_dir), config, resolve_device(device))
     return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens, workers=workers,
-                      tree_feats=feats_after_parse(Path(model_dir), feats))
+                      tree_feats=load_tree_feats(Path(model_dir), feats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,4 +187,4 @@ def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[fl
         schedule = checkpoint_schedule(checkpoints if checkpoints is not None else settings.get("checkpoints"))
     except ValueError as e:
         raise NlpipeError(str(e)) from None
-    return TransitionParseStage(model, margin, schedule, tree_feats=feats_after_parse(Path(model_dir), feats))
+    return TransitionParseStage(model, margin, schedule, tree_feats=load_tree_feats(Path(model_dir), feats))

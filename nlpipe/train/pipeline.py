@@ -162,7 +162,7 @@ def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, 
                                                          "pos_source": "gold (the training file)"})
     transition.train_transition(train, dev, str(out), transition.TrainOptions(**hyper),
                                 log=_Stream(log), **kwargs)
-    feats_after_parse(train, dev, out, options, log)
+    train_feats_after_parse(train, dev, out, options, log)
 
 
 def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
@@ -176,10 +176,10 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
         defaults["max_minutes"] = minutes
     kwargs, _ = _given("parse", options, defaults)
     biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
-    feats_after_parse(train, dev, out, options, log)
+    train_feats_after_parse(train, dev, out, options, log)
 
 
-def feats_after_parse(train: str, dev: str, out: Path, options: PipelineOptions, log: Log) -> None:
+def train_feats_after_parse(train: str, dev: str, out: Path, options: PipelineOptions, log: Log) -> None:
     """Give the parser in ``out`` the FEATS classifier that runs after the parse (when the treebank
     has FEATS and the pipeline trained the tagger beside it, whose output on dev it is chosen on)."""
     from nlpipe.train.tree_feats import add_to_parser, has_feats
