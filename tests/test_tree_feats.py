@@ -198,7 +198,7 @@ def test_train_parse_feats_command_adds_the_folder_or_says_why_not(parser, tmp_p
                 "--model", str(target), "--pos", str(pos), "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    assert set(result) == {"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats"}
+    assert set(result) == {"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats_after_parse"}
     # a group is written exactly when it beat the tagger on dev
     written = (target / FOLDER).is_dir()
     assert written == bool(result["groups"])
@@ -227,9 +227,9 @@ def test_add_to_parser_writes_the_groups_that_beat_the_tagger_and_removes_a_stal
                              TreeFeatsOptions(epochs=10))
     # dev has 4 + 6 + 4 words; the tagger got 2 FEATS wrong, the classifier none
     assert result["groups"] == ["VERB\tVB"] and result["dev_errors"] == {"VERB\tVB": (2, 0)}
-    assert result["dev_ufeats_tagger"] == 85.71 and result["dev_ufeats"] == 100.0
+    assert result["dev_ufeats_tagger"] == 85.71 and result["dev_ufeats_after_parse"] == 100.0
     training = json.loads((parser / FOLDER / "tree_feats.json").read_text())["training"]
-    assert training["pos_model"] == "pos-x" and training["scores"] == {"dev_ufeats_tagger": 85.71, "dev_ufeats": 100.0}
+    assert training["pos_model"] == "pos-x" and training["scores"] == {"dev_ufeats_tagger": 85.71, "dev_ufeats_after_parse": 100.0}
     assert training["data"]["train"]["path"] == str(tmp_path / "train.conllu")
     monkeypatch.setattr(T, "_predicted", lambda *_: parse_string(gold))
     result = T.add_to_parser(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), str(parser), "pos-x")
@@ -288,3 +288,18 @@ def test_train_pipeline_adds_it_to_a_parser_when_the_treebank_has_feats_and_a_ta
     assert calls == []                                   # no FEATS in the treebank
     pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", out, options, print)
     assert calls == [(str(out), str(tmp_path / "models" / "pos"))]
+
+
+def test_nlpipe_models_shows_the_parsers_feats_scores_and_survives_a_broken_file(parser, model, tmp_path):
+    import shutil
+
+    from nlpipe.cli.models import model_row
+
+    folder = tmp_path / "parser"
+    shutil.copytree(parser, folder)
+    model.save(folder / FOLDER, {"scores": {"dev_ufeats_tagger": 90.0, "dev_ufeats_after_parse": 91.5}})
+    scores = model_row(folder, "p", False)["scores"]
+    assert scores["dev_ufeats_tagger"] == 90.0 and scores["dev_ufeats_after_parse"] == 91.5
+    assert "dev_las" in scores                                 # the parser's own scores stay
+    (folder / FOLDER / "tree_feats.json").write_text("not json")
+    assert "dev_ufeats_after_parse" not in model_row(folder, "p", False)["scores"]

@@ -12,6 +12,7 @@ import click
 def model_row(path: Path, name: str, shipped: bool) -> Dict[str, Any]:
     """What ``nlpipe models`` shows of one model directory (a shipped one may be its stage's default)."""
     from nlpipe.io.model_dir import read_config
+    from nlpipe.models.tree_feats import TreeFeats
     from nlpipe.registry import DEFAULT_MODELS
 
     config = read_config(path)
@@ -22,7 +23,9 @@ def model_row(path: Path, name: str, shipped: bool) -> Dict[str, Any]:
         "arch": config["arch"],
         "language": config["language"],
         "default": shipped and path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
-        "scores": (config.get("training") or {}).get("scores", {}),
+        # a parser's FEATS after the parse: its own dev scores (UFeats of the tagger, then after it)
+        "scores": {**(config.get("training") or {}).get("scores", {}),
+                   **(TreeFeats.training_scores(path) if config["stage"] == "parse" else {})},
     }
 
 

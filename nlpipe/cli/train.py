@@ -355,7 +355,7 @@ def train_parse_feats(train_file: str, dev_file: str, parser_model: str, pos_mod
                            TreeFeatsOptions(epochs=epochs, lr=lr, seed=seed), device, log=_log("parse-feats: "))
     summary = f"parse-feats: {len(result['groups'])} tag groups"
     if result["groups"]:
-        summary += f", dev UFeats {result['dev_ufeats_tagger']:.2f} -> {result['dev_ufeats']:.2f} -> {folder}"
+        summary += f", dev UFeats {result['dev_ufeats_tagger']:.2f} -> {result['dev_ufeats_after_parse']:.2f} -> {folder}"
     echo_result(result, summary, as_json)
 
 

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, UPOS, XPOS, Sentence
+from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.storage import key_rows, load_block, save_tables
 
@@ -198,6 +199,19 @@ class TreeFeats:
             ends = [*start[1:].tolist(), len(block)]
             weights = [block[a:b] for a, b in zip(start.tolist(), ends)]
             return cls(labels, config["groups"], keys, weights)
+
+    @staticmethod
+    def training_scores(model_dir: Path) -> Dict[str, Any]:
+        """The scores recorded in the ``training`` block of a parser folder's classifier (``{}``: it
+        has none, or its file cannot be read: listing models never fails on one)."""
+        path = Path(model_dir) / FOLDER / CONFIG_FILE
+        if not path.is_file():
+            return {}
+        try:
+            scores = read_json(path).get("training", {}).get("scores", {})
+        except (ModelError, AttributeError):
+            return {}
+        return dict(scores) if isinstance(scores, dict) else {}
 
     @classmethod
     def load_optional(cls, model_dir: Path) -> Optional["TreeFeats"]:

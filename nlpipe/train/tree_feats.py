@@ -136,7 +136,7 @@ def add_to_parser(train: str, dev: str, parser: str, pos_model: str, options: Op
                   device: str = "cpu", log: Callable[[str], None] = lambda _: None) -> Dict[str, Any]:
     """Train the classifier on ``train`` and write the groups where it beats the tagger ``pos_model``
     on ``dev`` (after ``parser``'s trees) into ``parser/feats``, which is removed when no group is
-    kept. Returns ``{"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats"}`` (the scores None
+    kept. Returns ``{"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats_after_parse"}`` (the scores None
     when no tag group of train has a FEATS choice)."""
     options = options or TreeFeatsOptions()
     train_sentences = list(read_file(train))
@@ -154,14 +154,14 @@ def add_to_parser(train: str, dev: str, parser: str, pos_model: str, options: Op
             kept.apply(predicted)
             after = _ufeats(gold, dev, predicted)
     result = {"groups": sorted(kept.groups) if kept is not None else [], "dev_errors": counts,
-              "dev_ufeats_tagger": before, "dev_ufeats": after}
+              "dev_ufeats_tagger": before, "dev_ufeats_after_parse": after}
     if kept is None:
         if folder.is_dir():
             shutil.rmtree(folder)
         log("FEATS after the parse: " + ("no tag group of train has two FEATS" if model is None else
                                          "no tag group does better than the tagger on dev") + "; none written")
         return result
-    kept.save(folder, training_block({"train": train, "dev": dev}, {"ufeats_tagger": before, "ufeats": after},
+    kept.save(folder, training_block({"train": train, "dev": dev}, {"ufeats_tagger": before, "ufeats_after_parse": after},
                                      pos_model=str(pos_model), options=asdict(options),
                                      dev_feats_errors={g: list(c) for g, c in sorted(counts.items())}))
     log(f"FEATS after the parse: {len(kept.groups)} of {len(model.groups)} tag groups kept; "
