@@ -3,7 +3,9 @@
 Reads FORM, UPOS and XPOS; writes HEAD and DEPREL (and with ``probs`` MISC ``HeadProb``). A parser
 folder with a ``feats/`` subfolder (:mod:`nlpipe.models.tree_feats`) also re-decides, from the tree,
 the FEATS of the words whose features the syntax decides, in sentences the tagger gave FEATS
-(``feats=False`` leaves FEATS alone). A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
+(``feats=False`` leaves FEATS alone).
+
+A biaffine model directory holds ``config.json`` (arch ``biaffine.v1``), ``vocab.json`` (words,
 affixes, tags; the labels are config ``labels``, older models repeat them as ``rels``) and ``weights.pt`` (a plain tensor dict, loaded with ``weights_only=True``).
 A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.transition`) holds
 ``config.json``, ``vocab.json`` and ``weights.npz`` (sparse float16 template weights).
