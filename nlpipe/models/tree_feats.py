@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Container, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -124,6 +124,24 @@ def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int],
     return np.array(rows, dtype=np.int64).reshape(len(positions), len(TEMPLATES))
 
 
+def group_words(sentences: Sequence[Sentence], groups: Container[str], cache: Optional[KeyCache] = None
+                ) -> Tuple[List[Tuple[int, int]], List[str], np.ndarray]:
+    """The words of ``sentences`` whose tag group is in ``groups``: their (sentence, word) positions,
+    their groups and their keys [n, len(TEMPLATES)]."""
+    where: List[Tuple[int, int]] = []
+    names: List[str] = []
+    blocks = []
+    for si, s in enumerate(sentences):
+        words = s.words
+        at = [i for i, w in enumerate(words) if group_of(w) in groups]
+        if at:
+            where.extend((si, i) for i in at)
+            names.extend(group_of(words[i]) for i in at)
+            blocks.append(sentence_keys(words, at, cache))
+    keys = np.concatenate(blocks) if blocks else np.zeros((0, len(TEMPLATES)), dtype=np.int64)
+    return where, names, keys
+
+
 class TreeFeats:
     """The classifier: ``labels`` (FEATS strings), ``groups`` (tag group -> the label ids it may
     take), one key table and weight matrix [len(keys) + 1, len(labels)] per template."""
@@ -158,21 +176,9 @@ class TreeFeats:
 
     def apply(self, sentences: Sequence[Sentence]) -> None:
         """Re-decide, in place, the FEATS of the words of parsed ``sentences`` in a kept group."""
-        where: List[Tuple[Sentence, List[int]]] = []
-        blocks, groups = [], []
-        for s in sentences:
-            words = s.words
-            at = [i for i, w in enumerate(words) if group_of(w) in self.groups]
-            if at:
-                where.append((s, at))
-                blocks.append(sentence_keys(words, at, self._cache))
-                groups.extend(group_of(words[i]) for i in at)
-        if not blocks:
-            return
-        feats = iter(self.predict(groups, np.concatenate(blocks)))
-        for s, at in where:
-            for i in at:
-                s.words[i][FEATS] = next(feats)
+        where, groups, keys = group_words(sentences, self.groups, self._cache)
+        for (si, i), feats in zip(where, self.predict(groups, keys)):
+            sentences[si].words[i][FEATS] = feats
 
     # -- storage ----------------------------------------------------------------------------
 

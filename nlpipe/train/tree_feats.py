@@ -19,7 +19,7 @@ from nlpipe.errors import NlpipeError
 from nlpipe.io.conllu import FEATS, Sentence, read_file
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.storage import compact_tables
-from nlpipe.models.tree_feats import FOLDER, TEMPLATES, TreeFeats, group_of, sentence_keys
+from nlpipe.models.tree_feats import FOLDER, TreeFeats, group_of, group_words
 from nlpipe.stages.base import COLUMNS
 from nlpipe.train.linear_fit import FitOptions, fit, rows_for, vocabulary
 
@@ -52,20 +52,6 @@ def group_labels(sentences: Sequence[Sentence], min_label_count: int) -> Dict[st
     return out
 
 
-def _words(sentences: Sequence[Sentence], groups: Dict[str, object]
-           ) -> Tuple[List[Tuple[int, int]], List[str], np.ndarray]:
-    """(sentence, word) positions, groups and keys [n, len(TEMPLATES)] of the words in ``groups``."""
-    where, names, blocks = [], [], []
-    for si, s in enumerate(sentences):
-        at = [i for i, w in enumerate(s.words) if group_of(w) in groups]
-        if at:
-            where.extend((si, i) for i in at)
-            names.extend(group_of(s.words[i]) for i in at)
-            blocks.append(sentence_keys(s.words, at))
-    keys = np.concatenate(blocks) if blocks else np.zeros((0, len(TEMPLATES)), dtype=np.int64)
-    return where, names, keys
-
-
 def train_tree_feats(train: Sequence[Sentence], options: Optional[TreeFeatsOptions] = None,
                      log: Callable[[str], None] = lambda _: None) -> Optional[TreeFeats]:
     """A classifier for every tag group of ``train`` with a FEATS choice (None: there is none)."""
@@ -76,7 +62,7 @@ def train_tree_feats(train: Sequence[Sentence], options: Optional[TreeFeatsOptio
         return None
     ids = {f: k for k, f in enumerate(labels)}
     groups = {g: [ids[f] for f in fs] for g, fs in by_group.items()}
-    where, names, keys = _words(train, groups)
+    where, names, keys = group_words(train, groups)
     gold_feats = [train[si].words[i][FEATS] for si, i in where]
     keep = np.array([f in ids and ids[f] in groups[g] for f, g in zip(gold_feats, names)], dtype=bool)
     keys = keys[keep]
@@ -98,7 +84,7 @@ def select_groups(model: TreeFeats, gold: Sequence[Sentence], predicted: Sequenc
     """The classifier reduced to the groups where it beats the tagger on ``predicted`` (the tagger's
     and parser's output on the gold tokens of ``gold``), and per group of the model the FEATS errors
     (tagger, classifier) there; None when no group is kept."""
-    where, names, keys = _words(predicted, model.groups)
+    where, names, keys = group_words(predicted, model.groups)
     chosen = model.predict(names, keys) if names else []
     errors: Dict[str, List[int]] = {g: [0, 0] for g in model.groups}
     ufeats = metrics.universal_feats    # errors as the UD scorer counts them
