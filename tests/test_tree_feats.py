@@ -213,7 +213,7 @@ def test_train_parse_feats_command_adds_the_folder_or_says_why_not(parser, tmp_p
     assert r.returncode == 2 and r.stderr.decode() == f"nlpipe: error: {no_feats}: no word has FEATS: nothing to learn\n"
 
 
-def test_add_to_parser_writes_the_groups_that_beat_the_tagger_and_removes_a_stale_folder(tmp_path, monkeypatch):
+def test_add_to_parsers_writes_the_groups_that_beat_the_tagger_and_removes_a_stale_folder(tmp_path, monkeypatch):
     from nlpipe.train import tree_feats as T
 
     (tmp_path / "train.conllu").write_text(TRAIN, encoding="utf-8")
@@ -221,19 +221,51 @@ def test_add_to_parser_writes_the_groups_that_beat_the_tagger_and_removes_a_stal
     (tmp_path / "dev.conllu").write_text(gold, encoding="utf-8")
     wrong = treebank([imperative("clean", "box", feats=INF), infinitive("lift", "door"),
                       imperative("pull", "gate", feats=INF)])
-    monkeypatch.setattr(T, "_predicted", lambda *_: parse_string(wrong))
+    monkeypatch.setattr(T, "_tagged", lambda *_: parse_string(wrong))
+    monkeypatch.setattr(T, "_parsed", lambda tagged, *_: copy.deepcopy(tagged))   # the trees are dev's own
     parser = tmp_path / "parser"
-    result = T.add_to_parser(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), str(parser), "pos-x",
-                             TreeFeatsOptions(epochs=10))
+    result, = T.add_to_parsers(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), [str(parser)], "pos-x",
+                               TreeFeatsOptions(epochs=10))
     # dev has 4 + 6 + 4 words; the tagger got 2 FEATS wrong, the classifier none
     assert result["groups"] == ["VERB\tVB"] and result["dev_errors"] == {"VERB\tVB": (2, 0)}
     assert result["dev_ufeats_tagger"] == 85.71 and result["dev_ufeats_after_parse"] == 100.0
     training = json.loads((parser / FOLDER / "tree_feats.json").read_text())["training"]
     assert training["pos_model"] == "pos-x" and training["scores"] == {"dev_ufeats_tagger": 85.71, "dev_ufeats_after_parse": 100.0}
     assert training["data"]["train"]["path"] == str(tmp_path / "train.conllu")
-    monkeypatch.setattr(T, "_predicted", lambda *_: parse_string(gold))
-    result = T.add_to_parser(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), str(parser), "pos-x")
+    monkeypatch.setattr(T, "_tagged", lambda *_: parse_string(gold))
+    result, = T.add_to_parsers(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), [str(parser)], "pos-x")
     assert result["groups"] == [] and not (parser / FOLDER).exists()
+
+
+def test_several_parsers_share_one_training_and_one_tagging_of_dev(tmp_path, monkeypatch):
+    from nlpipe.train import tree_feats as T
+
+    (tmp_path / "train.conllu").write_text(TRAIN, encoding="utf-8")
+    (tmp_path / "dev.conllu").write_text(treebank([imperative("clean", "box")]), encoding="utf-8")
+    calls = {"train": 0, "tag": 0, "parse": []}
+    real_train = T.train_tree_feats
+
+    def count_train(*args, **kwargs):
+        calls["train"] += 1
+        return real_train(*args, **kwargs)
+
+    def tag(*_):
+        calls["tag"] += 1
+        return parse_string(treebank([imperative("clean", "box", feats=INF)]))
+
+    def parse(tagged, parser, device):
+        calls["parse"].append(parser)
+        return copy.deepcopy(tagged)
+
+    monkeypatch.setattr(T, "train_tree_feats", count_train)
+    monkeypatch.setattr(T, "_tagged", tag)
+    monkeypatch.setattr(T, "_parsed", parse)
+    parsers = [str(tmp_path / "a"), str(tmp_path / "b")]
+    results = T.add_to_parsers(str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu"), parsers, "pos-x",
+                               TreeFeatsOptions(epochs=10))
+    assert calls == {"train": 1, "tag": 1, "parse": parsers}
+    assert [r["groups"] for r in results] == [["VERB\tVB"], ["VERB\tVB"]]
+    assert all((tmp_path / p / FOLDER / "weights.npz").is_file() for p in ("a", "b"))
 
 
 def test_annotate_keep_existing_leaves_the_inputs_feats(parser, tmp_path):
@@ -274,20 +306,23 @@ def test_train_pipeline_adds_it_to_a_parser_when_the_treebank_has_feats_and_a_ta
     from nlpipe.train import pipeline, tree_feats as T
 
     calls = []
-    monkeypatch.setattr(T, "add_to_parser", lambda train, dev, parser, pos, **kw: calls.append((parser, pos)))
+    monkeypatch.setattr(T, "add_to_parsers", lambda train, dev, parsers, pos, **kw: calls.append((parsers, pos)))
     (tmp_path / "train.conllu").write_text(TRAIN, encoding="utf-8")
     (tmp_path / "bare.conllu").write_text(TRAIN.replace(IMP, "_").replace(INF, "_").replace("Number=Sing", "_")
                                           .replace("Case=Nom|_|Person=1|PronType=Prs", "_").replace("VerbForm=Fin", "_"))
-    out = tmp_path / "models" / "parse"
+    root = tmp_path / "models"
+    parsers = ["parse-transition", "parse"]
     options = pipeline.PipelineOptions()
-    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", out, options, print)
+    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", root, parsers, options, print)
     assert calls == []                                   # no tagger in the pipeline's folder
-    (tmp_path / "models" / "pos").mkdir(parents=True)
-    (tmp_path / "models" / "pos" / "config.json").write_text("{}")
-    pipeline.train_feats_after_parse(str(tmp_path / "bare.conllu"), "dev", out, options, print)
+    (root / "pos").mkdir(parents=True)
+    (root / "pos" / "config.json").write_text("{}")
+    pipeline.train_feats_after_parse(str(tmp_path / "bare.conllu"), "dev", root, parsers, options, print)
     assert calls == []                                   # no FEATS in the treebank
-    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", out, options, print)
-    assert calls == [(str(out), str(tmp_path / "models" / "pos"))]
+    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", root, [], options, print)
+    assert calls == []                                   # no parser trained
+    pipeline.train_feats_after_parse(str(tmp_path / "train.conllu"), "dev", root, parsers, options, print)
+    assert calls == [([str(root / "parse-transition"), str(root / "parse")], str(root / "pos"))]
 
 
 def test_nlpipe_models_shows_the_parsers_feats_scores_and_survives_a_broken_file(parser, model, tmp_path):

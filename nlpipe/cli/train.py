@@ -348,11 +348,11 @@ def train_parse_feats(train_file: str, dev_file: str, parser_model: str, pos_mod
     English base-form verb: imperative or infinitive), in the tag groups where it beats the tagger
     on dev. 'nlpipe parse' with that parser then writes them (--keep-feats: it does not)."""
     from nlpipe.registry import resolve_model
-    from nlpipe.train.tree_feats import TreeFeatsOptions, add_to_parser
+    from nlpipe.train.tree_feats import TreeFeatsOptions, add_to_parsers
 
     folder = resolve_model("parse", parser_model)
-    result = add_to_parser(train_file, dev_file, str(folder), pos_model,
-                           TreeFeatsOptions(epochs=epochs, lr=lr, seed=seed), device, log=_log("parse-feats: "))
+    result, = add_to_parsers(train_file, dev_file, [str(folder)], pos_model,
+                             TreeFeatsOptions(epochs=epochs, lr=lr, seed=seed), device, log=_log("parse-feats: "))
     summary = f"parse-feats: {len(result['groups'])} tag groups"
     if result["groups"]:
         summary += f", dev UFeats {result['dev_ufeats_tagger']:.2f} -> {result['dev_ufeats_after_parse']:.2f} -> {folder}"

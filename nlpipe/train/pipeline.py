@@ -162,7 +162,6 @@ def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, 
                                                          "pos_source": "gold (the training file)"})
     transition.train_transition(train, dev, str(out), transition.TrainOptions(**hyper),
                                 log=_Stream(log), **kwargs)
-    train_feats_after_parse(train, dev, out, options, log)
 
 
 def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
@@ -176,18 +175,19 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
         defaults["max_minutes"] = minutes
     kwargs, _ = _given("parse", options, defaults)
     biaffine.train(train, dev, str(out), log=_Stream(log), **kwargs)
-    train_feats_after_parse(train, dev, out, options, log)
 
 
-def train_feats_after_parse(train: str, dev: str, out: Path, options: PipelineOptions, log: Log) -> None:
-    """Give the parser in ``out`` the FEATS classifier that runs after the parse (when the treebank
-    has FEATS and the pipeline trained the tagger beside it, whose output on dev it is chosen on)."""
-    from nlpipe.train.tree_feats import add_to_parser, has_feats
+def train_feats_after_parse(train: str, dev: str, root: Path, parsers: Sequence[str], options: PipelineOptions,
+                            log: Log) -> None:
+    """Give the parsers ``parsers`` (parts) in ``root`` the FEATS classifier that runs after the
+    parse, trained once (when the treebank has FEATS and ``root`` holds the tagger, whose output on
+    dev chooses each parser's groups)."""
+    from nlpipe.train.tree_feats import add_to_parsers, has_feats
 
-    tagger = out.parent / "pos"
-    if not (tagger / CONFIG).is_file() or not has_feats(train):
+    tagger = root / "pos"
+    if not parsers or not (tagger / CONFIG).is_file() or not has_feats(train):
         return
-    add_to_parser(train, dev, str(out), str(tagger), device=options.device, log=log)
+    add_to_parsers(train, dev, [str(root / p) for p in parsers], str(tagger), device=options.device, log=log)
 
 
 # part -> its trainer, in the order they run (the biaffine parser last: it takes what time is left)
@@ -255,6 +255,8 @@ def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOpt
         done.append({"part": part, "stage": STAGE_OF[part], "model": str(root / part),
                      "minutes": round((time.time() - t0) / 60, 1),
                      "scores": dev_scores(config)})
+    train_feats_after_parse(train, dev, root, [p for p in TRAINERS if p in options.parts and STAGE_OF[p] == "parse"], options,
+                            lambda m: log(f"[feats] {m}"))
     return {"model": str(root), "language": options.lang, "minutes": round((time.time() - start) / 60, 1),
             "parts": done}
 

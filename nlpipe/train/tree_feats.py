@@ -6,11 +6,12 @@ classifier makes fewer FEATS errors there than the tagger did.
 """
 from __future__ import annotations
 
+import copy
 import shutil
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -99,8 +100,8 @@ def select_groups(model: TreeFeats, gold: Sequence[Sentence], predicted: Sequenc
     return TreeFeats(model.labels, kept, model.keys, model.weights), counts
 
 
-def _predicted(dev: str, pos_model: str, parser: str, device: str) -> List[Sentence]:
-    """``dev`` as the tagger and the parser (without FEATS after the parse) annotate its words."""
+def _tagged(dev: str, pos_model: str) -> List[Sentence]:
+    """``dev``'s words as the tagger ``pos_model`` annotates them (HEAD and DEPREL blanked)."""
     from nlpipe.registry import load_stage
 
     sentences = list(read_file(dev))
@@ -108,51 +109,76 @@ def _predicted(dev: str, pos_model: str, parser: str, device: str) -> List[Sente
         for w in s.words:
             COLUMNS["pos"].blank(w)
             COLUMNS["parse"].blank(w)
-    tagger = load_stage("pos", pos_model)
-    parse = load_stage("parse", parser, device=device, feats=False)
-    return list(parse.annotate(tagger.annotate(sentences)))
+    return list(load_stage("pos", pos_model).annotate(sentences))
+
+
+def _parsed(tagged: Sequence[Sentence], parser: str, device: str) -> List[Sentence]:
+    """A copy of ``tagged`` parsed by ``parser``, without its FEATS after the parse."""
+    from nlpipe.registry import load_stage
+
+    return list(load_stage("parse", parser, device=device, feats=False).annotate(copy.deepcopy(list(tagged))))
+
+
+def _any_feats(sentences: Iterable[Sentence]) -> bool:
+    return any(w[FEATS] != "_" for s in sentences for w in s.words)
 
 
 def has_feats(path: str) -> bool:
     """Whether some word of the CoNLL-U file ``path`` has FEATS."""
-    return any(w[FEATS] != "_" for s in read_file(path) for w in s.words)
+    return _any_feats(read_file(path))
 
 
-def add_to_parser(train: str, dev: str, parser: str, pos_model: str, options: Optional[TreeFeatsOptions] = None,
-                  device: str = "cpu", log: Callable[[str], None] = lambda _: None) -> Dict[str, Any]:
-    """Train the classifier on ``train`` and write the groups where it beats the tagger ``pos_model``
-    on ``dev`` (after ``parser``'s trees) into ``parser/feats``, which is removed when no group is
-    kept. Returns ``{"groups", "dev_errors", "dev_ufeats_tagger", "dev_ufeats_after_parse"}`` (the scores None
-    when no tag group of train has a FEATS choice)."""
+def add_to_parsers(train: str, dev: str, parsers: Sequence[str], pos_model: str,
+                   options: Optional[TreeFeatsOptions] = None, device: str = "cpu",
+                   log: Callable[[str], None] = lambda _: None) -> List[Dict[str, Any]]:
+    """Train the classifier on ``train`` once, and write into each parser folder's ``feats/`` the
+    groups where it beats the tagger ``pos_model`` on ``dev`` after that parser's trees (the folder
+    is removed when no group is kept). Returns per parser ``{"groups", "dev_errors",
+    "dev_ufeats_tagger", "dev_ufeats_after_parse"}`` (the scores None when no tag group of train has
+    a FEATS choice)."""
     options = options or TreeFeatsOptions()
     train_sentences = list(read_file(train))
-    if not any(w[FEATS] != "_" for s in train_sentences for w in s.words):
+    if not _any_feats(train_sentences):
         raise NlpipeError(f"{train}: no word has FEATS: nothing to learn")
-    folder = Path(parser) / FOLDER
     model = train_tree_feats(train_sentences, options, log)
-    kept, counts, before, after = None, {}, None, None
-    if model is not None:
-        gold = list(read_file(dev))
-        predicted = _predicted(dev, pos_model, parser, device)
-        kept, counts = select_groups(model, gold, predicted)
-        before = after = _ufeats(gold, dev, predicted)
-        if kept is not None:
-            kept.apply(predicted)
-            after = _ufeats(gold, dev, predicted)
+    if model is None:
+        log("FEATS after the parse: no tag group of train has two FEATS; none written")
+        for parser in parsers:
+            _remove(Path(parser) / FOLDER)
+        return [{"groups": [], "dev_errors": {}, "dev_ufeats_tagger": None, "dev_ufeats_after_parse": None}
+                for _ in parsers]
+    gold = list(read_file(dev))
+    tagged = _tagged(dev, pos_model)
+    return [_choose(model, gold, dev, _parsed(tagged, parser, device), Path(parser) / FOLDER,
+                    {"train": train, "dev": dev}, pos_model, options, log) for parser in parsers]
+
+
+def _choose(model: TreeFeats, gold: Sequence[Sentence], dev: str, predicted: List[Sentence], folder: Path,
+            data: Dict[str, str], pos_model: str, options: TreeFeatsOptions, log: Callable[[str], None]
+            ) -> Dict[str, Any]:
+    """Keep the groups of ``model`` that beat the tagger on ``predicted`` and save them in ``folder``."""
+    kept, counts = select_groups(model, gold, predicted)
+    before = after = _ufeats(gold, dev, predicted)
+    if kept is not None:
+        kept.apply(predicted)
+        after = _ufeats(gold, dev, predicted)
     result = {"groups": sorted(kept.groups) if kept is not None else [], "dev_errors": counts,
               "dev_ufeats_tagger": before, "dev_ufeats_after_parse": after}
     if kept is None:
-        if folder.is_dir():
-            shutil.rmtree(folder)
-        log("FEATS after the parse: " + ("no tag group of train has two FEATS" if model is None else
-                                         "no tag group does better than the tagger on dev") + "; none written")
+        _remove(folder)
+        log("FEATS after the parse: no tag group does better than the tagger on dev; none written")
         return result
-    kept.save(folder, training_block({"train": train, "dev": dev}, {"ufeats_tagger": before, "ufeats_after_parse": after},
+    kept.save(folder, training_block(data, {"ufeats_tagger": before, "ufeats_after_parse": after},
                                      pos_model=str(pos_model), options=asdict(options),
                                      dev_feats_errors={g: list(c) for g, c in sorted(counts.items())}))
     log(f"FEATS after the parse: {len(kept.groups)} of {len(model.groups)} tag groups kept; "
         f"dev UFeats {before:.2f} -> {after:.2f} -> {folder}")
     return result
+
+
+def _remove(folder: Path) -> None:
+    if folder.is_dir():
+        shutil.rmtree(folder)
 
 
 def _ufeats(gold: Sequence[Sentence], dev: str, predicted: Sequence[Sentence]) -> float:
