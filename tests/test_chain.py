@@ -181,3 +181,36 @@ def test_decode_greedy_is_argmax_repaired():
     scores[0, 0, LABELS.index("O")] = 1
     scores[0, 1, LABELS.index("I-LOC")] = 1
     assert [LABELS[i] for i in chain.decode(scores, np.array([2]), LABELS)[0]] == ["O", "B-LOC"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_sparse_constraints_viterbi_matches_brute_force(backend, n):
+    # pure constraints: every allowed transition scores 0, so the best valid sequence is brute force's
+    rng = np.random.default_rng(n)
+    k = len(LABELS)
+    scores = rng.normal(size=(n, k))
+    scores[:, [LABELS.index("I-PER"), LABELS.index("I-LOC")]] += 1.0  # tempt invalid sequences
+    allowed, allowed_start = chain.bio_constraints(LABELS)
+    best, _, _ = brute(scores, *chain.constrain(allowed, allowed_start), np.zeros(k))
+    (s,) = as_backend(backend, scores[None])
+    ids = to_numpy(chain.Constraints(allowed, allowed_start).viterbi(s, np.array([n])))
+    assert list(ids[0]) == best
+    assert is_valid([LABELS[i] for i in ids[0]])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(BACKENDS), st.lists(st.integers(1, 9), min_size=1, max_size=6), st.integers(0, 10_000),
+       st.booleans())
+def test_sparse_constraints_viterbi_equals_the_dense_one_ties_included(backend, lengths, seed, ties):
+    labels = ["O", "B-A", "I-A", "B-B", "I-B", "B-C", "I-C", "I-D"]  # I-D: no B-D to follow
+    rng = np.random.default_rng(seed)
+    lengths = np.array(lengths)
+    scores = rng.normal(size=(len(lengths), max(lengths), len(labels)))
+    if ties:
+        scores = np.round(scores)  # many equal scores: ties must go the same way
+    allowed, allowed_start = chain.bio_constraints(labels)
+    s, = as_backend(backend, scores)
+    dense = chain.viterbi(scores, lengths, *chain.constrain(allowed, allowed_start))
+    sparse = to_numpy(chain.Constraints(allowed, allowed_start).viterbi(s, lengths))
+    np.testing.assert_array_equal(sparse, dense)

@@ -128,6 +128,75 @@ def viterbi(scores: Array, lengths: Array, trans: Array, start: Optional[Array] 
     return out
 
 
+class Constraints:
+    """Pure BIO constraints (every allowed transition scores 0), kept sparse for :meth:`viterbi`.
+
+    A tag that may follow every tag (``O``, ``B-X``) takes the best predecessor of all; each other tag
+    (``I-X``) has a short list of allowed predecessors (``B-X``, ``I-X``). A step then costs
+    ``O(batch * K * m)`` with ``m`` the longest list, where the dense DP costs ``O(batch * K * K)``.
+    """
+
+    def __init__(self, allowed: np.ndarray, allowed_start: np.ndarray):
+        allowed = np.asarray(allowed, dtype=bool)
+        k = allowed.shape[0]
+        self.allowed, self.allowed_start = allowed, np.asarray(allowed_start, dtype=bool)
+        self.restricted = np.flatnonzero(~allowed.all(0))              # [R] tags with a predecessor list
+        lists = [np.flatnonzero(allowed[:, j]) for j in self.restricted]
+        m = max([len(p) for p in lists], default=1) or 1
+        self.preds = np.full((len(lists), m), k, dtype=np.int64)      # [R, m], padded with column K
+        for r, p in enumerate(lists):
+            self.preds[r, :len(p)] = p                                  # ascending: ties go low
+        self.start = np.where(self.allowed_start, LogSemiring.one, LogSemiring.zero)
+
+    def viterbi(self, scores: Array, lengths: Array) -> Array:
+        """:func:`viterbi` under ``constrain(allowed, allowed_start)``, the same paths and ties, with
+        no loop over rows or tags: ``scores [batch, time, K]`` (numpy or torch) -> ``[batch, time]``.
+
+        The paths equal the dense DP's because every tag on the best path has a finite score, so its
+        best predecessor is an allowed one (a forbidden one scores the semiring zero lower).
+        """
+        xp = _xp(scores)
+        if xp is np:
+            scores, lengths = np.asarray(scores, dtype=np.float64), np.asarray(lengths)
+            start, preds, restricted = self.start, self.preds, self.restricted
+        else:
+            device = scores.device
+            lengths = xp.as_tensor(lengths, device=device)
+            start = xp.as_tensor(self.start, dtype=scores.dtype, device=device)
+            preds, restricted = xp.as_tensor(self.preds, device=device), xp.as_tensor(self.restricted, device=device)
+        b, n, k = scores.shape
+        if n == 0 or b == 0:
+            return np.zeros((b, n), dtype=np.int64) if xp is np else scores.new_zeros((b, n), dtype=xp.int64)
+        rows, ident = _arange(xp, b, scores), _arange(xp, k, scores)
+        lists = _arange(xp, len(self.restricted), scores)[None, :]     # [1, R]
+        pad = scores[:, 0, :1] * 0 - np.inf                             # [b, 1] the padding column
+        alpha = scores[:, 0] + start
+        back = []
+        for t in range(1, n):
+            ptr = alpha.argmax(1)[:, None] + ident[None, :] * 0         # [b, K] the best of all tags
+            pick = _cat(xp, alpha, pad)[:, preds].argmax(2)             # [b, R] best allowed one
+            ptr[:, restricted] = preds[lists, pick]
+            live = lengths[:, None] > t
+            alpha = xp.where(live, _take(xp, alpha, ptr) + scores[:, t], alpha)
+            back.append(xp.where(live, ptr, ident))
+        last = alpha.argmax(1)
+        cols = [last]
+        for ptr in reversed(back):
+            last = ptr[rows, last]
+            cols.append(last)
+        out = xp.stack(cols[::-1], 1)
+        out[_arange(xp, n, scores)[None, :] >= lengths[:, None]] = 0
+        return out
+
+
+def _cat(xp: Any, a: Array, b: Array) -> Array:
+    return np.concatenate([a, b], 1) if xp is np else xp.cat([a, b], 1)
+
+
+def _take(xp: Any, a: Array, idx: Array) -> Array:
+    return np.take_along_axis(a, idx, 1) if xp is np else a.gather(1, idx)
+
+
 def marginals(scores: Array, lengths: Array, trans: Array, start: Optional[Array] = None,
               end: Optional[Array] = None) -> Tuple[Array, Array]:
     """Posterior tag marginals ``[batch, time, tags]`` (0 at padding) and log Z ``[batch]``.

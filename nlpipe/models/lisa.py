@@ -101,7 +101,7 @@ class LisaModel:
         self.rels: List[str] = vocab["rels"]
         self.roles: List[str] = vocab["roles"]
         self.allowed, self.allowed_start = bio_constraints(self.roles)
-        self.trans, self.start = chain.constrain(self.allowed, self.allowed_start)
+        self.constraints = chain.Constraints(self.allowed, self.allowed_start)
         self.senses: Dict[str, str] = vocab.get("senses", {})
         self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
         self.net = LISA(hyper, len(self.words), len(self.tags), len(self.rels), len(self.roles), vectors)
@@ -190,7 +190,7 @@ class LisaModel:
             redo = np.flatnonzero(~(ok.all(1) & self.allowed_start[ids[:, 0]]))
             if len(redo):
                 n = int(lengths[redo].max())
-                ids[redo, :n] = chain.viterbi(scores[redo, :n], lengths[redo], self.trans, self.start)
+                ids[redo, :n] = self.constraints.viterbi(scores[redo, :n], lengths[redo])
         else:
             ids = repair_ids(ids, lengths, self.roles)
         results: List[Tuple[List[int], List[List[str]]]] = [(p, []) for p in preds]
