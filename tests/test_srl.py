@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,8 @@ from nlpipe.tags import is_valid  # noqa: E402
 from nlpipe.errors import InputError, ModelError  # noqa: E402
 from nlpipe.io.provenance import training_block  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
-from nlpipe.nn.lisa import DEFAULTS, heads_tensor, inverse_sqrt  # noqa: E402
+from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt  # noqa: E402
+from nlpipe.models.lisa import heads_tensor  # noqa: E402
 from nlpipe.cli.train import train_srl  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.models import lisa as srl  # noqa: E402
@@ -306,3 +309,41 @@ def test_viterbi_shortcut_equals_full_viterbi(model_dir):
     assert 0 < valid.sum() < 20
     for r in np.flatnonzero(valid):
         assert (expect[r, :lengths[r]] == ids[r, :lengths[r]]).all()
+
+
+def test_numpy_inference_computes_what_the_torch_network_computes(model_dir):
+    # On the CPU the stage runs the saved network in numpy; it must give the torch network's scores.
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.nn.weights import read_model_dir
+
+    config = read_config(model_dir)
+    fast = srl.LisaModel.load(model_dir, config, "cpu")
+    slow = read_model_dir(model_dir, "LISA", lambda v: srl.LisaModel(v, config["model"]), config, "roles")
+    assert fast.inference is not None and slow.inference is None
+    examples = [srl.example(s, TRAIN, gold=True) for s in gold()]
+    a = fast.arrays(examples, heads=True)
+    t = slow.tensors(examples, heads=True)
+    for heads in (a["heads"], None):  # the input's parse, then the model's own
+        states, tags = fast.inference.encode(a["words"], a["shapes"], a["mask"], heads)
+        with torch.no_grad():
+            out = slow.net.encode(t["words"], t["shapes"], t["mask"], None if heads is None else t["heads"])
+            preds = torch.tensor([[0, 1], [1, 0], [1, 2]])
+            roles = slow.net.role_scores(out["states"], preds).numpy()
+        mask = a["mask"]
+        np.testing.assert_allclose(states[mask], out["states"].numpy()[mask], atol=1e-5)
+        np.testing.assert_allclose(tags[mask], out["tags"].numpy()[mask], atol=1e-5)
+        np.testing.assert_allclose(fast.inference.role_scores(states, preds.numpy()), roles, atol=1e-5)
+    for given_heads in (True, False):
+        for given_preds in (True, False):
+            assert fast.predict(examples, given_heads, given_preds) == slow.predict(examples, given_heads, given_preds)
+
+
+def test_cpu_inference_does_not_import_torch(model_dir, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(Path(TRAIN).read_text(encoding="utf-8"), encoding="utf-8")
+    code = ("import sys\nfrom nlpipe.registry import load_stage\nfrom nlpipe.io.conllu import read_file\n"
+            f"st = load_stage('srl', {str(model_dir)!r})\nlist(st.annotate(read_file({str(src)!r})))\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -290,6 +290,69 @@ def read_tensors(path: Path) -> Dict[str, Any]:
     return _read(path, read)
 
 
+# torch's storage classes in a tensor file, and the numpy types of their elements
+_STORAGES = {"HalfStorage": "float16", "FloatStorage": "float32", "DoubleStorage": "float64",
+             "BFloat16Storage": None, "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
+             "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool"}
+
+
+def read_tensors_numpy(path: Path) -> Dict[str, Any]:
+    """The tensors of a file written by :func:`write_tensors` as numpy arrays, without importing torch.
+
+    The file is torch's zip format: ``data.pkl`` names each tensor's storage, offset, size and
+    stride, and ``data/<key>`` holds the storage's bytes. The pickle is read with an unpickler that
+    knows only the rebuild function, the storage classes and ``OrderedDict``: nothing else loads.
+    """
+    import numpy as np
+
+    def read(p: Path) -> Dict[str, Any]:
+        with zipfile.ZipFile(p) as z:
+            names = {n.split("/", 1)[-1]: n for n in z.namelist()}
+            if z.read(names["byteorder"]).strip() not in (b"little", b""):
+                raise ValueError("big-endian tensor file")
+            storages: Dict[str, Any] = {}
+
+            def storage(key: str, dtype: str, numel: int) -> Any:
+                if key not in storages:
+                    data = np.frombuffer(z.read(names[f"data/{key}"]), dtype=dtype)
+                    if data.size < numel:
+                        raise ValueError(f"storage {key} holds {data.size} of its {numel} elements")
+                    storages[key] = data
+                return storages[key]
+
+            class Unpickler(pickle.Unpickler):
+                def find_class(self, module: str, name: str) -> Any:
+                    if (module, name) == ("collections", "OrderedDict"):
+                        return dict
+                    if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+                        return _rebuild
+                    if module == "torch" and _STORAGES.get(name):
+                        return _STORAGES[name]
+                    raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a tensor file")
+
+                def persistent_load(self, pid: Any) -> Any:
+                    kind, dtype, key, _, numel = pid
+                    if kind != "storage" or not isinstance(dtype, str):
+                        raise pickle.UnpicklingError(f"unknown storage {pid!r}")
+                    return storage(str(key), dtype, int(numel))
+
+            def _rebuild(data: Any, offset: int, size: Any, stride: Any, *_: Any) -> Any:
+                size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+                end = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else offset
+                if offset < 0 or end > data.size or min(stride, default=0) < 0:
+                    raise ValueError("a tensor reaches outside its storage")
+                item = data.itemsize
+                return np.lib.stride_tricks.as_strided(data[offset:], size, tuple(s * item for s in stride),
+                                                       writeable=False).copy()
+
+            out = Unpickler(io.BytesIO(z.read(names["data.pkl"]))).load()
+        if not isinstance(out, dict):
+            raise ValueError("not a dict of tensors")
+        return out
+
+    return _read(path, read)
+
+
 def write_tensors(path: Path, tensors: Mapping[str, Any]) -> None:
     """Write a flat dict of torch tensors."""
     import torch

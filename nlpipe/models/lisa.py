@@ -14,6 +14,7 @@ from nlpipe.decode import chain
 from nlpipe.tags import bio_constraints, repair_ids, spans_to_bio
 from nlpipe.errors import InputError
 from nlpipe.nn.weights import read_model_dir, save_model_dir
+from nlpipe.models.lisa_numpy import LisaInference
 
 ARCH = "lisa.v1"
 PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
@@ -77,6 +78,14 @@ def example(sent: Sentence, path: str, gold: bool = False, heads: bool = False,
     return ex
 
 
+def heads_tensor(heads: List[List[int]], n: int) -> np.ndarray:
+    """CoNLL-U HEAD numbers (1-based, 0 = root) -> 0-based parent positions, the root pointing to itself."""
+    out = np.zeros((len(heads), n), dtype=np.int64)
+    for i, hs in enumerate(heads):
+        for j, h in enumerate(hs):
+            out[i, j] = h - 1 if h > 0 else j
+    return out
+
 
 # ---------------------------------------------------------------------------------------------
 # Model wrapper: vocabularies + torch module
@@ -85,14 +94,12 @@ class LisaModel:
     """Vocabularies, sense tables and the :class:`~nlpipe.nn.lisa.LISA` module together."""
 
     def __init__(self, vocab: Dict[str, Any], hyper: Dict[str, Any], device: str = "cpu",
-                 vectors: Optional[np.ndarray] = None):
-        import torch
-
+                 vectors: Optional[np.ndarray] = None, params: Optional[Dict[str, np.ndarray]] = None):
+        """``params``: the arrays of a saved network, run in numpy on the CPU (no torch import);
+        otherwise a torch :class:`~nlpipe.nn.lisa.LISA` on ``device`` (training, CUDA)."""
         from nlpipe.nn.features import word_vocab
         from nlpipe.vocab import label_vocab
-        from nlpipe.nn.lisa import LISA
 
-        self.torch = torch
         self.vocab, self.hyper = vocab, hyper
         self.words = word_vocab(vocab["words"])
         self.tag_vocab, self.rel_vocab, self.role_vocab = (label_vocab(vocab[k]) for k in ("tags", "rels", "roles"))
@@ -104,6 +111,15 @@ class LisaModel:
         self.constraints = chain.Constraints(self.allowed, self.allowed_start)
         self.senses: Dict[str, str] = vocab.get("senses", {})
         self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
+        self.inference: Optional[LisaInference] = None
+        if params is not None:
+            self.inference = LisaInference(params, hyper)
+            return
+        import torch
+
+        from nlpipe.nn.lisa import LISA
+
+        self.torch = torch
         self.net = LISA(hyper, len(self.words), len(self.tags), len(self.rels), len(self.roles), vectors)
         self.device = torch.device(device)
         self.net.to(self.device)
@@ -116,12 +132,10 @@ class LisaModel:
         key = form.lower()
         return self.senses.get(key) or self.form_senses.get(key) or f"{key}.01"
 
-    def tensors(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, Any]:
-        """Padded ``[batch, T]`` tensors; ``gold`` adds tags, rels, heads, preds and roles."""
+    def arrays(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, np.ndarray]:
+        """Padded ``[batch, T]`` arrays; ``gold`` adds tags, rels, heads, preds and roles."""
         from nlpipe.nn.features import shape_ids
-        from nlpipe.nn.lisa import heads_tensor
 
-        torch = self.torch
         b = len(examples)
         n = max(len(e.forms) for e in examples)
         words = np.zeros((b, n), dtype=np.int64)
@@ -147,40 +161,76 @@ class LisaModel:
                     roles.append(row)
             arrays.update(tags=tags, rels=rels, preds=np.array(preds, dtype=np.int64).reshape(-1, 2),
                           roles=np.array(roles, dtype=np.int64).reshape(-1, n))
-        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+        return arrays
+
+    def tensors(self, examples: Sequence[Example], gold: bool = False, heads: bool = False) -> Dict[str, Any]:
+        """:meth:`arrays` as torch tensors on the model's device."""
+        return {k: self.torch.from_numpy(v).to(self.device)
+                for k, v in self.arrays(examples, gold, heads).items()}
 
     def predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
                 viterbi: bool = True, threads: int = 0) -> List[Tuple[List[int], List[List[str]]]]:
         """``(predicate positions, BIO role tags per predicate)`` for each example (one batch);
-        ``threads`` > 0 runs the network with that many torch threads (restored afterwards)."""
-        torch = self.torch
-        previous = torch.get_num_threads()
-        if threads > 0 and threads != previous:
-            torch.set_num_threads(threads)
-        try:
-            return self._predict(examples, given_heads, given_preds, viterbi)
-        finally:
-            if torch.get_num_threads() != previous:
-                torch.set_num_threads(previous)
+        ``threads`` > 0 runs a torch network with that many torch threads (restored afterwards)."""
+        if self.inference is not None:
+            preds, flat, scores = self._scores_numpy(examples, given_heads, given_preds)
+        else:
+            torch = self.torch
+            previous = torch.get_num_threads()
+            if threads > 0 and threads != previous:
+                torch.set_num_threads(threads)
+            try:
+                preds, flat, scores = self._scores_torch(examples, given_heads, given_preds)
+            finally:
+                if torch.get_num_threads() != previous:
+                    torch.set_num_threads(previous)
+        if not flat:
+            return [(p, []) for p in preds]
+        return self._decode(examples, preds, flat, scores, viterbi)
 
-    def _predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
-                 viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:
+    def _predicates(self, examples: Sequence[Example], given_preds: bool, tags: Any, mask: np.ndarray
+                    ) -> Tuple[List[List[int]], List[Tuple[int, int]]]:
+        """Predicate positions per example (given, or where the joint tag ``tags [b, T]`` says so),
+        and the flat ``(example, position)`` list."""
+        if given_preds:
+            preds = [list(e.preds or []) for e in examples]
+        else:
+            is_pred = self.is_pred[tags] & mask
+            preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
+        return preds, [(i, p) for i, ps in enumerate(preds) for p in ps]
+
+    def _scores_numpy(self, examples: Sequence[Example], given_heads: bool, given_preds: bool
+                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray]:
+        """Predicates and role log-probabilities ``[P, T, n_roles]``, by the numpy network."""
+        from nlpipe.models.neural_numpy import log_softmax
+
+        assert self.inference is not None
+        a = self.arrays(examples, heads=given_heads)
+        states, tags = self.inference.encode(a["words"], a["shapes"], a["mask"], a.get("heads"))
+        preds, flat = self._predicates(examples, given_preds, tags.argmax(-1) if not given_preds else None, a["mask"])
+        if not flat:
+            return preds, flat, np.zeros((0, 0, len(self.roles)))
+        return preds, flat, log_softmax(self.inference.role_scores(states, np.array(flat, dtype=np.int64)))
+
+    def _scores_torch(self, examples: Sequence[Example], given_heads: bool, given_preds: bool
+                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray]:
+        """Predicates and role log-probabilities ``[P, T, n_roles]``, by the torch network."""
         torch = self.torch
         self.net.eval()
         with torch.no_grad():
             t = self.tensors(examples, heads=given_heads)
             mask = t["mask"]
             out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"))
-            if given_preds:
-                preds = [list(e.preds or []) for e in examples]
-            else:
-                is_pred = self.is_pred[out["tags"].argmax(-1).cpu().numpy()] & mask.cpu().numpy()
-                preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
-            flat = [(i, p) for i, ps in enumerate(preds) for p in ps]
+            tags = None if given_preds else out["tags"].argmax(-1).cpu().numpy()
+            preds, flat = self._predicates(examples, given_preds, tags, mask.cpu().numpy())
             if not flat:
-                return [(p, []) for p in preds]
+                return preds, flat, np.zeros((0, 0, len(self.roles)))
             idx = torch.tensor(flat, dtype=torch.long, device=self.device)
-            scores = self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy()
+            return preds, flat, self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy()
+
+    def _decode(self, examples: Sequence[Example], preds: List[List[int]], flat: List[Tuple[int, int]],
+                scores: np.ndarray, viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:
+        """BIO role tags of each predicate from ``scores [P, T, n_roles]`` (Viterbi or greedy + repair)."""
         lengths = np.array([len(examples[i].forms) for i, _ in flat])
         ids = scores.argmax(-1)
         if viterbi:
@@ -206,5 +256,10 @@ class LisaModel:
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
+        """The model of a folder; on ``device`` cpu its network runs in numpy (no torch import)."""
+        if device == "cpu":
+            return read_model_dir(Path(model_dir), "LISA model",
+                                  lambda vocab, params: cls(vocab, config["model"], params=params), config, "roles",
+                                  numpy=True)
         return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device),
                               config, "roles")

@@ -154,12 +154,3 @@ def inverse_sqrt(step: int, peak: float, warmup: int) -> float:
     """Learning rate: linear warm-up to ``peak`` over ``warmup`` steps, then ``peak * sqrt(warmup/step)``."""
     step = max(step, 1)
     return peak * min(step / warmup, math.sqrt(warmup / step))
-
-
-def heads_tensor(heads: List[List[int]], n: int) -> np.ndarray:
-    """CoNLL-U HEAD numbers (1-based, 0 = root) -> 0-based parent positions, the root pointing to itself."""
-    out = np.zeros((len(heads), n), dtype=np.int64)
-    for i, hs in enumerate(heads):
-        for j, h in enumerate(hs):
-            out[i, j] = h - 1 if h > 0 else j
-    return out

@@ -10,7 +10,8 @@ import contextlib
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Optional, TypeVar
 
-from nlpipe.io.model_dir import model_errors, read_json, read_tensors, write_config, write_json, write_tensors
+from nlpipe.io.model_dir import (model_errors, read_json, read_tensors, read_tensors_numpy, write_config, write_json,
+                                 write_tensors)
 
 M = TypeVar("M")
 VOCAB = "vocab.json"
@@ -90,13 +91,24 @@ def save_model_dir(out_dir: Path, vocab: Dict[str, Any], net: Any, config: Dict[
     write_config(out_dir, config)
 
 
-def read_model_dir(model_dir: Path, what: str, build: Callable[[Dict[str, Any]], M],
-                   config: Optional[Dict[str, Any]] = None, labels_key: Optional[str] = None) -> M:
+def read_model_dir(model_dir: Path, what: str, build: Callable[..., M],
+                   config: Optional[Dict[str, Any]] = None, labels_key: Optional[str] = None,
+                   numpy: bool = False) -> M:
     """The model ``build(vocab)`` makes from ``vocab.json``, with ``weights.pt`` loaded into its
     ``net`` (in eval mode); any damage is a ModelError about ``what``. With ``labels_key``,
     ``vocab[labels_key]`` is the config's ``labels`` (models saved before the label set was kept
-    once still have it in ``vocab.json``, where it is read)."""
+    once still have it in ``vocab.json``, where it is read). With ``numpy``, ``build(vocab, params)``
+    gets the weights as float32 numpy arrays instead, read without torch."""
     vocab = read_json(Path(model_dir) / VOCAB)
+    if numpy:
+        import numpy as np
+
+        params = read_tensors_numpy(Path(model_dir) / WEIGHTS)
+        with model_errors(Path(model_dir), what):
+            if labels_key is not None and labels_key not in vocab:
+                vocab[labels_key] = (config or {})["labels"]
+            return build(vocab, {k: np.asarray(v, dtype=np.float32) if v.dtype.kind == "f" else v
+                                 for k, v in params.items()})
     with model_errors(Path(model_dir), what):
         if labels_key is not None and labels_key not in vocab:
             vocab[labels_key] = (config or {})["labels"]
