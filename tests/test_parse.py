@@ -6,6 +6,9 @@ import io
 import json
 from pathlib import Path
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -121,14 +124,17 @@ def test_probs_go_to_misc_and_lie_in_0_1(model_dir, projective):
     assert misc_get(out[0].words[3][MISC], "Keep") == "me"
 
 
-def test_padded_batch_equals_each_sentence_alone(model_dir):
-    stage = load_stage("parse", str(model_dir))
+@pytest.mark.parametrize("probs", [False, True])  # the numpy network, then torch's (probabilities)
+def test_padded_batch_equals_each_sentence_alone(model_dir, probs):
+    stage = load_stage("parse", str(model_dir), probs=probs)
+    assert (stage.model.inference is None) == probs
     examples = [B._example(s, "", False) for s in parse_string(TREEBANK + INPUT)]
-    together = stage.model.predict(examples, probs=True)
+    together = stage.model.predict(examples, probs=probs)
     for e, t in zip(examples, together):
-        alone = stage.model.predict([e], probs=True)[0]
+        alone = stage.model.predict([e], probs=probs)[0]
         assert alone[0] == t[0] and alone[1] == t[1]
-        assert np.allclose(alone[2], t[2], atol=1e-5)
+        if probs:
+            assert np.allclose(alone[2], t[2], atol=1e-5)
 
 
 def test_batches_in_worker_threads_give_the_same_output(model_dir):
@@ -136,11 +142,12 @@ def test_batches_in_worker_threads_give_the_same_output(model_dir):
     and torch's own thread count is restored afterwards."""
     text = (TREEBANK + INPUT) * 5
     threads = torch.get_num_threads()
-    one = load_stage("parse", str(model_dir), workers=1, batch_tokens=12, probs=True)
-    two = load_stage("parse", str(model_dir), workers=2, batch_tokens=12, probs=True)
-    assert two.workers == 2
-    assert to_string(list(two.annotate(parse_string(text)))) == to_string(list(one.annotate(parse_string(text))))
-    assert torch.get_num_threads() == threads
+    for probs in (False, True):  # numpy, torch
+        one = load_stage("parse", str(model_dir), workers=1, batch_tokens=12, probs=probs)
+        two = load_stage("parse", str(model_dir), workers=2, batch_tokens=12, probs=probs)
+        assert two.workers == 2
+        assert to_string(list(two.annotate(parse_string(text)))) == to_string(list(one.annotate(parse_string(text))))
+        assert torch.get_num_threads() == threads
 
 
 def test_untrained_model_still_gives_trees(tmp_path):
@@ -284,3 +291,32 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
         (8, 0.02, 6, 1.0, 1)
     assert (transition_given.epochs, transition_given.lr) == (3, 0.1)
 
+
+
+def test_numpy_inference_computes_what_the_torch_network_computes(model_dir):
+    # On the CPU the stage runs the saved network in numpy; it must give the torch network's trees.
+    from nlpipe.io.model_dir import read_config
+
+    config = read_config(model_dir)
+    fast = B.BiaffineModel.load(model_dir, config, "cpu", numpy=True)
+    slow = B.BiaffineModel.load(model_dir, config, "cpu")
+    assert fast.inference is not None and slow.inference is None
+    examples = [B._example(s, "", False) for s in parse_string((TREEBANK + INPUT) * 3)]
+    a = fast.arrays(examples)
+    t = slow.tensors(examples)
+    with torch.no_grad():
+        states = slow.net.encoder(t["words"], t["shapes"], t["affixes"], t["upos"], t["xpos"], t["mask"])
+    mask = a["mask"]
+    np.testing.assert_allclose(fast.inference.encode(a, mask.sum(1))[mask], states.numpy()[mask], atol=1e-5)
+    assert fast.predict(examples) == slow.predict(examples)
+
+
+def test_cpu_parse_does_not_import_torch(model_dir, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(TREEBANK + INPUT, encoding="utf-8")
+    code = ("import sys\nfrom nlpipe.registry import load_stage\nfrom nlpipe.io.conllu import read_file\n"
+            f"st = load_stage('parse', {str(model_dir)!r})\nlist(st.annotate(read_file({str(src)!r})))\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -210,6 +210,19 @@ def test_missing_or_corrupt_model_files(model_dir, tmp_path):
         load_stage("srl", str(d))
 
 
+@pytest.mark.parametrize("key, value", [("d_model", 24), ("layers", 2), ("heads", 5), ("syntax", False)])
+def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path, key, value):
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    config = json.loads((d / "config.json").read_text())
+    config["model"][key] = value
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError):
+        load_stage("srl", str(d))
+
+
 def test_join_propbank_keeps_annotated_documents_only():
     from nlpipe.io.formats import read_conll2012
     from nlpipe.train.srl_data import join_propbank

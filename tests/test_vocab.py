@@ -7,7 +7,7 @@ import pytest
 from nlpipe.errors import ModelError
 from nlpipe.linear.attributes import normalize
 from nlpipe.nn.features import AffixVocab, word_key, word_vocab
-from nlpipe.nn.parser_encoder import make_vocab
+from nlpipe.nn.features import make_vocab
 from nlpipe.vocab import PAD_UNK, UNK_NULL_ROOT, Vocab, label_vocab, read_vocab, write_vocab
 
 

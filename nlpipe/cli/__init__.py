@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 from typing import Dict, List, Optional
 
@@ -80,6 +81,9 @@ def main(argv: Optional[list] = None) -> None:
     from nlpipe.runtime.signals import Interrupted, ending_on_signals
 
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    # The stages run their batches in threads of their own, one core each (nlpipe.stages.base.cpu_threads):
+    # numpy's BLAS must not start threads of its own under them. Read when numpy is first imported.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         with ending_on_signals():
             cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)

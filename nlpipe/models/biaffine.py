@@ -11,6 +11,7 @@ import numpy as np
 from nlpipe.io.conllu import DEPREL, FORM, HEAD, UPOS, XPOS, Sentence, read_file
 from nlpipe.errors import InputError
 from nlpipe.nn.weights import read_model_dir, save_model_dir
+from nlpipe.models.biaffine_numpy import BiaffineInference, expected_shapes, tree_rows
 
 ARCH = "biaffine.v1"
 
@@ -64,15 +65,14 @@ DEFAULT_HYPER: Dict[str, Any] = {
 class BiaffineModel:
     """The vocabularies and the :class:`~nlpipe.nn.biaffine.BiaffineParser` module together."""
 
-    def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu"):
-        import torch
-
-        from nlpipe.nn.biaffine import BiaffineParser
-        from nlpipe.nn.features import word_key
-        from nlpipe.nn.parser_encoder import ParserEncoder, make_vocab
+    def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu",
+                 params: Optional[Dict[str, np.ndarray]] = None):
+        """``params``: the arrays of a saved network, run in numpy on the CPU (no torch import);
+        otherwise a torch :class:`~nlpipe.nn.biaffine.BiaffineParser` on ``device`` (training, CUDA,
+        projective decoding and head probabilities)."""
+        from nlpipe.nn.features import make_vocab, word_key
         from nlpipe.vocab import Vocab, label_vocab
 
-        self.torch = torch
         self.vocab = vocab
         self.hyper = hyper
         self.words = make_vocab(vocab["words"], word_key)
@@ -81,6 +81,20 @@ class BiaffineModel:
         self.xpos = make_vocab(vocab["xpos"])
         self.rel_vocab = label_vocab(vocab["rels"])
         self.rels = self.rel_vocab.entries
+        self.inference: Optional[BiaffineInference] = None
+        if params is not None:
+            from nlpipe.nn.features import SHAPES
+
+            sizes = {"words": len(self.words), "shapes": len(SHAPES), "affixes": len(self.affixes),
+                     "upos": len(self.upos), "xpos": len(self.xpos), "rels": len(self.rels)}
+            self.inference = BiaffineInference(params, self.rel_vocab.id("root"), expected_shapes(hyper, sizes))
+            return
+        import torch
+
+        from nlpipe.nn.biaffine import BiaffineParser
+        from nlpipe.nn.parser_encoder import ParserEncoder
+
+        self.torch = torch
         shared = bool(hyper.get("shared_dropout", False))    # models trained before it existed: False
         encoder = ParserEncoder(len(self.words), len(self.affixes), len(self.upos), len(self.xpos),
                                 word_dim=hyper["word_dim"], shape_dim=hyper["shape_dim"],
@@ -94,11 +108,10 @@ class BiaffineModel:
         self.device = torch.device(device)
         self.net.to(self.device)
 
-    def tensors(self, examples: Sequence[Example], gold: bool = False) -> Dict[str, Any]:
-        """Padded ``[batch, N]`` id tensors (root at 0) and ``mask``; with ``gold`` also heads/rels."""
-        from nlpipe.nn.parser_encoder import N_AFFIXES, sentence_features
+    def arrays(self, examples: Sequence[Example], gold: bool = False) -> Dict[str, np.ndarray]:
+        """Padded ``[batch, N]`` id arrays (root at 0) and ``mask``; with ``gold`` also heads/rels."""
+        from nlpipe.nn.features import N_AFFIXES, sentence_features
 
-        torch = self.torch
         b = len(examples)
         n = max(len(e.forms) for e in examples) + 1
         arrays = {k: np.zeros((b, n), dtype=np.int64) for k in ("words", "shapes", "upos", "xpos")}
@@ -115,16 +128,26 @@ class BiaffineModel:
             if gold:
                 heads[i, 1:m] = e.heads
                 rels[i, 1:m] = self.rel_vocab.ids(e.rels)
-        out = {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
-        out["mask"] = torch.from_numpy(mask).to(self.device)
+        arrays["mask"] = mask
         if gold:
-            out["heads"] = torch.from_numpy(heads).to(self.device)
-            out["rels"] = torch.from_numpy(rels).to(self.device)
-        return out
+            arrays.update(heads=heads, rels=rels)
+        return arrays
+
+    def tensors(self, examples: Sequence[Example], gold: bool = False) -> Dict[str, Any]:
+        """:meth:`arrays` as torch tensors on the model's device."""
+        return {k: self.torch.from_numpy(v).to(self.device) for k, v in self.arrays(examples, gold).items()}
 
     def predict(self, examples: Sequence[Example], projective: bool = False, probs: bool = False
                 ) -> List[Tuple[List[int], List[str], Optional[List[float]]]]:
-        """``(heads, labels, head probabilities or None)`` per example (one batch)."""
+        """``(heads, labels, head probabilities or None)`` per example (one batch); the numpy network
+        takes neither ``projective`` nor ``probs`` (load the model on torch for them)."""
+        if self.inference is not None:
+            if projective or probs:
+                raise ValueError("projective decoding and head probabilities need the torch network")
+            a = self.arrays(examples)
+            heads_np, rels_np = self.inference.predict(a, a["mask"])
+            return [(h, r, None) for h, r in tree_rows(heads_np, rels_np, [len(e.forms) for e in examples],
+                                                         self.rels)]
         from nlpipe.decode.tree_marginals import marginals
 
         torch = self.torch
@@ -153,7 +176,13 @@ class BiaffineModel:
                                                        "training": training}, labels_key="rels")
 
     @classmethod
-    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "BiaffineModel":
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False
+             ) -> "BiaffineModel":
+        """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
+        if numpy and device == "cpu":
+            return read_model_dir(Path(model_dir), "parser model",
+                                  lambda vocab, params: cls(vocab, config["model"], params=params), config, "rels",
+                                  numpy=True)
         model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device),
                                config, "rels")
         model.net.to(model.device)

@@ -14,7 +14,7 @@ from nlpipe.decode import chain
 from nlpipe.tags import bio_constraints, repair_ids, spans_to_bio
 from nlpipe.errors import InputError
 from nlpipe.nn.weights import read_model_dir, save_model_dir
-from nlpipe.models.lisa_numpy import LisaInference
+from nlpipe.models.lisa_numpy import LisaInference, expected_shapes
 
 ARCH = "lisa.v1"
 PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
@@ -113,7 +113,11 @@ class LisaModel:
         self.form_senses: Dict[str, str] = vocab.get("form_senses", {})
         self.inference: Optional[LisaInference] = None
         if params is not None:
-            self.inference = LisaInference(params, hyper)
+            from nlpipe.nn.features import SHAPES
+
+            sizes = {"words": len(self.words), "shapes": len(SHAPES), "tags": len(self.tags), "rels": len(self.rels),
+                     "roles": len(self.roles)}
+            self.inference = LisaInference(params, hyper, expected_shapes(hyper, sizes))
             return
         import torch
 

@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from nlpipe.models.neural_numpy import Linear, layer_norm, leaky_relu, softmax
+from nlpipe.models.neural_numpy import Linear, check_shapes, layer_norm, leaky_relu, linear_shapes, softmax
 
 MASKED = -1e9  # attention logits of padding keys and arc scores of padding heads, as in the torch network
 
@@ -42,10 +42,40 @@ class _Layer:
         return layer_norm(x + self.ff2(np.maximum(self.ff1(x), 0)), *self.norm2)
 
 
-class LisaInference:
-    """Token states, joint tag scores and role scores of a saved LISA network."""
+def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
+    """The arrays of a saved :class:`~nlpipe.nn.lisa.LISA` with hyper-parameters ``hp`` and
+    vocabulary ``sizes`` (words, shapes, tags, rels, roles)."""
+    d, ffn = int(hp["d_model"]), int(hp["ffn"])
+    if int(hp["heads"]) < 1 or d % int(hp["heads"]):
+        raise ValueError(f"d_model {d} is not a multiple of heads {hp['heads']}")
+    out = {"tokens.words.weight": (sizes["words"], hp["word_dim"]),
+           "tokens.shapes.weight": (sizes["shapes"], hp["shape_dim"]),
+           "positions.weight": (hp["max_len"], d), "role_u": (hp["pred_dim"], sizes["roles"], hp["role_dim"])}
+    out.update(linear_shapes("proj", hp["word_dim"] + hp["shape_dim"], d))
+    for i in range(int(hp["layers"])):
+        k = f"layers.{i}."
+        for name, n_in, n_out in (("qkv", d, 3 * d), ("out", d, d), ("ff1", d, ffn), ("ff2", ffn, d)):
+            out.update(linear_shapes(k + name, n_in, n_out))
+        out.update({k + "norm1.weight": (d,), k + "norm1.bias": (d,), k + "norm2.weight": (d,), k + "norm2.bias": (d,)})
+    out.update(linear_shapes("tagger", d, sizes["tags"]))
+    if hp["syntax"]:
+        a, r = int(hp["arc_dim"]), int(hp["rel_dim"])
+        out.update({"parser.arc_w": (a, a), "parser.arc_b": (a,), "parser.rel_w": (sizes["rels"], r, r)})
+        for name, dim in (("arc_dep", a), ("arc_head", a), ("rel_dep", r), ("rel_head", r)):
+            out.update(linear_shapes(f"parser.{name}.linear", d, dim))
+        out.update(linear_shapes("parser.rel_linear", 2 * r, sizes["rels"]))
+    out.update(linear_shapes("pred_mlp.linear", d, hp["pred_dim"]))
+    out.update(linear_shapes("role_mlp.linear", d, hp["role_dim"]))
+    out.update(linear_shapes("role_bias", hp["role_dim"], sizes["roles"]))
+    return out
 
-    def __init__(self, params: Dict[str, Any], hp: Dict[str, Any]):
+
+class LisaInference:
+    """Token states, joint tag scores and role scores of a saved LISA network. ``expected``: the
+    shapes the config makes (:func:`expected_shapes`), checked first."""
+
+    def __init__(self, params: Dict[str, Any], hp: Dict[str, Any], expected: Dict[str, tuple]):
+        check_shapes(params, expected)
         p = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
         self.hp = hp
         self.words, self.shapes = p["tokens.words.weight"], p["tokens.shapes.weight"]

@@ -60,3 +60,23 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     x *= np.float32(0.5)
     x += np.float32(0.5)
     return x
+
+
+def check_shapes(params: Dict[str, np.ndarray], expected: Dict[str, tuple]) -> None:
+    """A ``ValueError`` unless ``params`` holds exactly the ``expected`` arrays with their shapes
+    (what loading the state into the torch module would have checked)."""
+    missing, extra = sorted(set(expected) - set(params)), sorted(set(params) - set(expected))
+    if missing or extra:
+        raise ValueError(f"weights do not fit the config: missing {missing[:3]}, unexpected {extra[:3]}")
+    for k, shape in expected.items():
+        if tuple(params[k].shape) != tuple(shape):
+            raise ValueError(f"weights do not fit the config: {k} has shape {tuple(params[k].shape)}, "
+                             f"the config makes it {tuple(shape)}")
+
+
+def linear_shapes(prefix: str, n_in: int, n_out: int, bias: bool = True) -> Dict[str, tuple]:
+    """The arrays of an ``nn.Linear(n_in, n_out)`` under ``prefix``."""
+    out = {prefix + ".weight": (n_out, n_in)}
+    if bias:
+        out[prefix + ".bias"] = (n_out,)
+    return out

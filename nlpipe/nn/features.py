@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-from nlpipe.vocab import PAD_UNK, Vocab
+from nlpipe.vocab import PAD_UNK, PAD_UNK_ROOT, Vocab
 _DIGIT = re.compile(r"\d")
 
 PREFIXES = (1, 2, 3)
@@ -88,3 +88,42 @@ class AffixVocab(Vocab):
                     cache[f] = row
             out.append(row)
         return np.array(out, dtype=np.int64).reshape(-1, N_AFFIXES)
+
+
+# ---------------------------------------------------------------------------------------------
+# The biaffine parser's features (position 0 is the artificial root)
+
+ROOT_ID = 2  # index of ROOT in every vocabulary built by :func:`make_vocab`
+
+
+def make_vocab(items: Sequence[str], key: Optional[Callable[[str], str]] = None) -> Vocab:
+    """A :class:`~nlpipe.vocab.Vocab` with ``<pad>``, ``<unk>``, ``<root>`` first (ids 0, 1, 2),
+    unknown 1, looked up by ``key`` (words: :func:`~nlpipe.nn.features.word_key`)."""
+    return Vocab(items, PAD_UNK_ROOT, 1, key)
+
+
+def parser_affix_keys(form: str) -> List[str]:
+    """The parser's affix keys: :func:`affix_keys` with digits kept."""
+    return affix_keys(form, digits_as_zero=False)
+
+
+def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
+                      affixes: Vocab, tags: Vocab, xtags: Vocab) -> Dict[str, np.ndarray]:
+    """Id arrays of one sentence with the root prepended: ``words, shapes, upos, xpos [n + 1]``,
+    ``affixes [n + 1, N_AFFIXES]``."""
+    n = len(forms)
+    wid = np.empty(n + 1, dtype=np.int64)
+    wid[0] = ROOT_ID
+    wid[1:] = [words.id(f) for f in forms]
+    shp = np.zeros(n + 1, dtype=np.int64)
+    shp[1:] = [word_shape(f) for f in forms]
+    aff = np.zeros((n + 1, N_AFFIXES), dtype=np.int64)
+    for i, f in enumerate(forms):
+        aff[i + 1] = [affixes.id(k) for k in parser_affix_keys(f)]
+    up = np.empty(n + 1, dtype=np.int64)
+    up[0] = ROOT_ID
+    up[1:] = [tags.id(t) for t in upos]
+    xp = np.empty(n + 1, dtype=np.int64)
+    xp[0] = ROOT_ID
+    xp[1:] = [xtags.id(t) for t in xpos]
+    return {"words": wid, "shapes": shp, "affixes": aff, "upos": up, "xpos": xp}

@@ -3,7 +3,7 @@
 Position 0 of every sentence is the artificial root (word id :data:`ROOT_ID`, tag id :data:`ROOT_ID`).
 Shapes: ``words, shapes, upos, xpos [batch, N]``, ``affixes [batch, N, n_affixes]`` (0 = none),
 ``mask [batch, N]`` (root and words true); output ``[batch, N, 2 * hidden]``.
-The numpy feature extraction (:func:`affix_keys`, :func:`sentence_features`) is torch-free.
+The feature extraction lives, torch-free, in :mod:`nlpipe.nn.features` (:func:`~nlpipe.nn.features.sentence_features`).
 """
 from __future__ import annotations
 
@@ -15,44 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nlpipe.nn.embeddings import TokenEmbedding
-from nlpipe.nn.features import N_AFFIXES, word_shape
-from nlpipe.nn.features import affix_keys as _affix_keys
-from nlpipe.vocab import PAD_UNK_ROOT, Vocab
-
-ROOT_ID = 2  # index of ROOT in every vocabulary built by :func:`make_vocab`
-
-
-def make_vocab(items: Sequence[str], key: Optional[Callable[[str], str]] = None) -> Vocab:
-    """A :class:`~nlpipe.vocab.Vocab` with ``<pad>``, ``<unk>``, ``<root>`` first (ids 0, 1, 2),
-    unknown 1, looked up by ``key`` (words: :func:`~nlpipe.nn.features.word_key`)."""
-    return Vocab(items, PAD_UNK_ROOT, 1, key)
-
-
-def affix_keys(form: str) -> List[str]:
-    """The parser's affix keys: :func:`nlpipe.nn.features.affix_keys` with digits kept."""
-    return _affix_keys(form, digits_as_zero=False)
-
-
-def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
-                      affixes: Vocab, tags: Vocab, xtags: Vocab) -> Dict[str, np.ndarray]:
-    """Id arrays of one sentence with the root prepended: ``words, shapes, upos, xpos [n + 1]``,
-    ``affixes [n + 1, N_AFFIXES]``."""
-    n = len(forms)
-    wid = np.empty(n + 1, dtype=np.int64)
-    wid[0] = ROOT_ID
-    wid[1:] = [words.id(f) for f in forms]
-    shp = np.zeros(n + 1, dtype=np.int64)
-    shp[1:] = [word_shape(f) for f in forms]
-    aff = np.zeros((n + 1, N_AFFIXES), dtype=np.int64)
-    for i, f in enumerate(forms):
-        aff[i + 1] = [affixes.id(k) for k in affix_keys(f)]
-    up = np.empty(n + 1, dtype=np.int64)
-    up[0] = ROOT_ID
-    up[1:] = [tags.id(t) for t in upos]
-    xp = np.empty(n + 1, dtype=np.int64)
-    xp[0] = ROOT_ID
-    xp[1:] = [xtags.id(t) for t in xpos]
-    return {"words": wid, "shapes": shp, "affixes": aff, "upos": up, "xpos": xp}
+from nlpipe.nn.features import ROOT_ID
 
 
 def dropout(x: torch.Tensor, p: float, training: bool, shared: bool = False) -> torch.Tensor:

@@ -22,6 +22,7 @@ from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.runtime.chain import Pipeline, PipelineSpec
 from nlpipe.runtime.chunks import Chunk, ChunkResult, process_chunk
 from nlpipe.runtime.signals import worker_signals
+from nlpipe.stages.base import THREADS_VAR
 
 _pipeline: Optional[Pipeline] = None
 _error: Optional[Tuple[Any, ...]] = None
@@ -120,7 +121,7 @@ class ChunkPool:
         # This process tokenizes while the workers annotate: its math libraries get the same share
         # of the cores. Read when numpy / torch are first imported, so this must come before the
         # tokenizer loads; the forked workers inherit it.
-        for var in THREAD_VARS:
+        for var in THREAD_VARS + (THREADS_VAR,):
             os.environ.setdefault(var, str(threads))
         self.executor = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_init,
                                             initargs=(spec, threads, os.getpid()))

@@ -10,8 +10,10 @@ know what to blank before running a model and which columns a predicted file mus
 """
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 
 from nlpipe.io.conllu import DEPREL, FEATS, HEAD, LEMMA, MISC, UPOS, XPOS, Sentence, misc_get, misc_set
 
@@ -111,3 +113,36 @@ def fill_in_chunks(sentences: Iterable[Sentence], fill: Callable[[List[Sentence]
     if chunk:
         fill(chunk)
         yield from chunk
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU threads
+
+THREADS_VAR = "NLPIPE_THREADS"
+
+
+def cpu_threads() -> int:
+    """Threads a stage runs its batches in on the CPU, each on one core: ``$NLPIPE_THREADS`` (set by
+    ``--threads``, and by ``annotate --jobs N`` to the cores / N of each worker), else the CPUs this
+    process may run on."""
+    value = os.environ.get(THREADS_VAR, "")
+    if value.isascii() and value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def one_thread_each(torch: Any = None) -> Iterator[None]:
+    """While batches run in several threads: torch (when given) computes each on one thread."""
+    if torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

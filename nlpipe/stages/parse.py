@@ -12,6 +12,7 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.t
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
@@ -23,7 +24,7 @@ from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import BiaffineModel, Example, _example
 from nlpipe.models.tree_feats import TreeFeats
-from nlpipe.stages.base import Adapter, fill_in_chunks
+from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, one_thread_each
 
 # ---------------------------------------------------------------------------------------------
 # The stage
@@ -59,38 +60,30 @@ class ParseStage(Adapter, stage="parse"):
 
     def __init__(self, model: BiaffineModel, projective: bool = False, probs: bool = False,
                  batch_tokens: int = 5000, workers: Optional[int] = None, tree_feats: Optional[TreeFeats] = None):
-        """``workers``: batches parsed at once in threads, each with one torch thread (default: on
-        CPU, torch's thread count; 1: one batch at a time with torch's threads); ``tree_feats``: the
-        FEATS classifier run after the parse."""
+        """``workers``: batches parsed at once in threads, each on one core (default: on CPU,
+        :func:`~nlpipe.stages.base.cpu_threads`; 1: one batch at a time); ``tree_feats``: the FEATS
+        classifier run after the parse."""
         self.model = model
         self.tree_feats = tree_feats
         self.projective = projective
         self.probs = probs
         self.batch_tokens = batch_tokens
         if workers is None:
-            workers = model.torch.get_num_threads() if model.device.type == "cpu" else 1
+            workers = cpu_threads() if model.inference is not None or model.device.type == "cpu" else 1
         self.workers = max(1, workers)
 
     def _predict(self, examples: List[Example], batches: List[List[int]]) -> Iterable[list]:
-        """Results of every batch, in order. On CPU, batches go to ``workers`` threads with one torch
-        thread each: an LSTM over a small batch keeps one core busy far better than it splits
-        over two (the ops release the GIL)."""
+        """Results of every batch, in order. On CPU, batches go to ``workers`` threads, each on one
+        core (numpy's BLAS and a torch network then run with one thread): an LSTM over a small batch
+        keeps one core busy far better than it splits over two (the array ops release the GIL)."""
         def run(batch: List[int]) -> list:
             return self.model.predict([examples[i] for i in batch], self.projective, self.probs)
 
         workers = min(self.workers, len(batches))
         if workers < 2:
             return map(run, batches)
-        from concurrent.futures import ThreadPoolExecutor
-
-        torch = self.model.torch
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with ThreadPoolExecutor(workers) as pool:
-                return list(pool.map(run, batches))
-        finally:
-            torch.set_num_threads(threads)
+        with one_thread_each(getattr(self.model, "torch", None)), ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(run, batches))
 
     def _fill(self, chunk: List[Sentence]) -> None:
         todo = tagged_sentences(chunk)
@@ -115,7 +108,8 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projectiv
     """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
     Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability),
     ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier)."""
-    model = BiaffineModel.load(Path(model_dir), config, resolve_device(device))
+    device = resolve_device(device)
+    model = BiaffineModel.load(Path(model_dir), config, device, numpy=not (projective or probs))
     return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens, workers=workers,
                       tree_feats=load_tree_feats(Path(model_dir), feats))
 

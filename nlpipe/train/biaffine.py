@@ -30,7 +30,7 @@ def build_vocab(train: Sequence[Example], vector_words: Sequence[str], glove_top
                 ) -> Dict[str, List[str]]:
     """Vocabularies: training words plus the ``glove_top`` most frequent words of the word vectors
     (by word key; none without vectors)."""
-    from nlpipe.nn.parser_encoder import affix_keys
+    from nlpipe.nn.features import parser_affix_keys as affix_keys
 
     affixes = Counter(a for e in train for f in e.forms for a in affix_keys(f))
     return {

@@ -1,0 +1,145 @@
+"""Biaffine parser inference in numpy: the CPU path of the ``parse`` stage (no torch import).
+
+The same network as :class:`nlpipe.nn.biaffine.BiaffineParser` in eval mode, from the plain arrays of
+its saved state, and the same decoding (greedy heads, Chu-Liu-Edmonds where they are not a tree).
+Shapes as there: ``mask [batch, N]`` true at the root (position 0) and the words; ``s_arc [batch, N,
+N]`` scores ``s_arc[b, dep, head]``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from nlpipe.decode.mst import chu_liu_edmonds, tree_mask
+from nlpipe.models.neural_numpy import Linear, check_shapes, leaky_relu, linear_shapes, log_softmax, sigmoid
+
+MASKED = -1e9  # arc scores of padding heads, as in the torch network
+
+
+class _LSTM:
+    """One direction of one ``nn.LSTM`` layer (gates i, f, g, o; the weights' rows reordered to
+    i, f, o, g, so that one sigmoid covers three gates)."""
+
+    def __init__(self, p: Dict[str, np.ndarray], prefix: str):
+        w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
+        h = w_hh.shape[1]
+        order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
+        self.w_ih = np.ascontiguousarray(w_ih[order].T)                       # [in, 4H]
+        self.w_hh = np.ascontiguousarray(w_hh[order].T)                       # [H, 4H]
+        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order]
+        self.h = h
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """``[b, T, in] -> [b, T, H]``, from zero states, over every position (padding included)."""
+        b, n, _ = x.shape
+        h = self.h
+        xw = (x.reshape(b * n, -1) @ self.w_ih + self.bias).reshape(b, n, 4 * h)
+        out = np.empty((b, n, h), dtype=np.float32)
+        state = np.zeros((b, h), dtype=np.float32)
+        cell = np.zeros((b, h), dtype=np.float32)
+        for t in range(n):
+            g = xw[:, t] + state @ self.w_hh                                    # [b, 4H]
+            sigmoid(g[:, :3 * h])
+            np.tanh(g[:, 3 * h:], out=g[:, 3 * h:])
+            cell *= g[:, h:2 * h]
+            cell += g[:, :h] * g[:, 3 * h:]
+            state = g[:, 2 * h:3 * h] * np.tanh(cell)
+            out[:, t] = state
+        return out
+
+
+def reverse_padded(x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Reverse each sequence of ``x [b, T, d]`` within its length (padding stays put)."""
+    t = np.arange(x.shape[1])[None, :]
+    idx = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)
+    return np.take_along_axis(x, idx[..., None], 1)
+
+
+def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
+    """The arrays of a saved :class:`~nlpipe.nn.biaffine.BiaffineParser` with hyper-parameters ``hp``
+    and vocabulary ``sizes`` (words, shapes, affixes, upos, xpos, rels)."""
+    e, h, r, a = "encoder.", int(hp["hidden"]), int(hp["rel_dim"]), int(hp["arc_dim"])
+    out = {e + "tokens.words.weight": (sizes["words"], hp["word_dim"]),
+           e + "tokens.shapes.weight": (sizes["shapes"], hp["shape_dim"]),
+           e + "affixes.weight": (sizes["affixes"], hp["affix_dim"]),
+           e + "upos.weight": (sizes["upos"], hp["tag_dim"]), e + "xpos.weight": (sizes["xpos"], hp["tag_dim"]),
+           "arc_w": (a, a), "arc_b": (a,), "rel_w": (sizes["rels"], r, r)}
+    n_in = hp["word_dim"] + hp["shape_dim"] + hp["affix_dim"] + 2 * hp["tag_dim"]
+    for i in range(int(hp["layers"])):
+        for side in ("fwd", "bwd"):
+            k = f"{e}lstm.{side}.{i}."
+            out.update({k + "weight_ih_l0": (4 * h, n_in if i == 0 else 2 * h), k + "weight_hh_l0": (4 * h, h),
+                        k + "bias_ih_l0": (4 * h,), k + "bias_hh_l0": (4 * h,)})
+    for name, dim in (("arc_dep", a), ("arc_head", a), ("rel_dep", r), ("rel_head", r)):
+        out.update(linear_shapes(name + ".linear", 2 * h, dim))
+    out.update(linear_shapes("rel_linear", 2 * r, sizes["rels"]))
+    return out
+
+
+class BiaffineInference:
+    """Heads and labels of a saved biaffine parser; :meth:`predict` takes the id arrays of
+    :meth:`nlpipe.models.biaffine.BiaffineModel.arrays`. ``expected``: the shapes the config makes
+    (:func:`expected_shapes`), checked first."""
+
+    def __init__(self, params: Dict[str, Any], root_rel: int, expected: Dict[str, tuple]):
+        check_shapes(params, expected)
+        p = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+        e = "encoder."
+        self.words, self.shapes = p[e + "tokens.words.weight"], p[e + "tokens.shapes.weight"]
+        self.affixes = p[e + "affixes.weight"].copy()
+        self.affixes[0] = 0.0                                                  # padding_idx: never summed
+        self.upos, self.xpos = p[e + "upos.weight"], p[e + "xpos.weight"]
+        layers = sorted({int(k.split(".")[3]) for k in p if k.startswith(e + "lstm.fwd.")})
+        self.lstm = [(_LSTM(p, f"{e}lstm.fwd.{i}."), _LSTM(p, f"{e}lstm.bwd.{i}.")) for i in layers]
+        self.arc_dep, self.arc_head = Linear(p, "arc_dep.linear"), Linear(p, "arc_head.linear")
+        self.rel_dep, self.rel_head = Linear(p, "rel_dep.linear"), Linear(p, "rel_head.linear")
+        self.arc_w, self.arc_b = p["arc_w"], p["arc_b"]
+        rel_w = p["rel_w"]                                                     # [L, r, r]
+        self.n_rels, r = rel_w.shape[0], rel_w.shape[1]
+        self.rel_w = np.ascontiguousarray(rel_w.transpose(1, 0, 2).reshape(r, -1))   # [r, L * r]
+        self.rel_linear = Linear(p, "rel_linear")
+        self.root_rel = root_rel
+
+    def encode(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> np.ndarray:
+        """Token states ``[b, N, 2H]`` from the id arrays (``lengths``: positions of each row, root included)."""
+        x = np.concatenate([self.words[a["words"]], self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(2),
+                            self.upos[a["upos"]], self.xpos[a["xpos"]]], -1)
+        for fwd, bwd in self.lstm:
+            x = np.concatenate([fwd(x), reverse_padded(bwd(reverse_padded(x, lengths)), lengths)], -1)
+        return x
+
+    def rel_scores(self, dep: np.ndarray, head: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """Label scores ``[b, N, n_rels]`` of each word attached to ``heads [b, N]``."""
+        hsel = np.take_along_axis(head, heads[..., None], 1)                    # [b, N, r]
+        b, n, r = dep.shape
+        du = (dep.reshape(b * n, r) @ self.rel_w).reshape(b * n, self.n_rels, r)
+        bilinear = (du @ hsel.reshape(b * n, r, 1)).reshape(b, n, -1)
+        return bilinear + self.rel_linear(np.concatenate([dep, hsel], -1))
+
+    def predict(self, a: Dict[str, np.ndarray], mask: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(heads, rels) [b, N]``: well-formed trees (one root dependent) and their labels."""
+        lengths = mask.sum(1)
+        h = self.encode(a, lengths)
+        dep, head = leaky_relu(self.arc_dep(h)), leaky_relu(self.arc_head(h))
+        s_arc = (dep @ self.arc_w) @ head.transpose(0, 2, 1) + (head @ self.arc_b)[:, None, :]
+        log_p = log_softmax(np.where(mask[:, None, :], s_arc, np.float32(MASKED)))
+        heads = log_p.argmax(-1)
+        heads[:, 0] = 0
+        heads[~mask] = 0
+        words = lengths - 1
+        for row in np.flatnonzero(~tree_mask(heads, words)):
+            n = int(words[row]) + 1
+            heads[row, :n] = chu_liu_edmonds(log_p[row, :n, :n].astype(np.float64))
+        s_rel = self.rel_scores(leaky_relu(self.rel_dep(h)), leaky_relu(self.rel_head(h)), heads)
+        is_root = heads == 0
+        s_rel[..., self.root_rel] = np.where(is_root, s_rel[..., self.root_rel], -np.inf)
+        rels = s_rel.argmax(-1)
+        rels[is_root] = self.root_rel
+        return heads, rels
+
+
+def tree_rows(heads: np.ndarray, rels: np.ndarray, lengths: List[int], labels: List[str]
+              ) -> List[Tuple[List[int], List[str]]]:
+    """Per sentence (``lengths``: words): its HEAD numbers and DEPREL labels, root position dropped."""
+    return [(heads[i, 1:n + 1].tolist(), [labels[r] for r in rels[i, 1:n + 1]]) for i, n in enumerate(lengths)]
