@@ -360,3 +360,22 @@ def test_cpu_inference_does_not_import_torch(model_dir, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_each_sentence_is_labelled_once(model_dir):
+    # The predicates the first pass writes must not send the sentence through a second pass.
+    stage = load_stage("srl", str(model_dir))
+    seen = []
+    predict = stage.model.predict
+
+    def counting(examples, *args, **kwargs):
+        seen.extend(e.forms for e in examples)
+        return predict(examples, *args, **kwargs)
+
+    stage.model.predict = counting
+    sents = [s for s in gold() if s.words]
+    for s in sents:
+        for w in s.words:
+            w[MISC] = "_"
+    list(stage.annotate(sents))
+    assert len(seen) == len(sents)

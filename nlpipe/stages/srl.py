@@ -12,8 +12,9 @@ in the training data, else ``lemma.01``.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from nlpipe.decode import chain
 from nlpipe.tags import spans
 from nlpipe.errors import STAGE_INPUT
 from nlpipe.models.lisa import Example, LisaModel, example
-from nlpipe.stages.base import COLUMNS, fill_in_chunks
+from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks
 
 # ---------------------------------------------------------------------------------------------
 # The stages
@@ -40,8 +41,11 @@ class SrlStage:
 
     def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
                  predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
-                 threads: int = 1):
+                 threads: int = 1, workers: Optional[int] = None):
+        """``workers``: batches labelled at once in threads by the numpy network (default
+        :func:`~nlpipe.stages.base.cpu_threads`); ``threads``: torch threads of a torch network."""
         self.model, self.name, self.threads = model, name, threads
+        self.workers = max(1, cpu_threads() if workers is None else workers) if model.inference is not None else 1
         self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
         self.columns = COLUMNS[name]
         self.parse_from_input = parse_from_input and bool(model.hyper.get("syntax"))
@@ -60,14 +64,28 @@ class SrlStage:
 
     def _fill(self, chunk: List[Sentence]) -> None:
         todo = [s for s in chunk if s.words and len(s.words) <= self.max_len]
+        # decided before any is labelled: the first group's own output adds Pred= to its sentences
+        is_given = [self._given(s) for s in todo]
         for given in (False, True):
-            group = [s for s in todo if self._given(s) == given]
+            group = [s for s, g in zip(todo, is_given) if g == given]
             examples = [example(s, STAGE_INPUT, heads=self.parse_from_input, predicates=given) for s in group]
-            for batch in length_batches([len(e.forms) for e in examples], self.batch_tokens):
-                results = self.model.predict([examples[i] for i in batch], self.parse_from_input,
-                                             given, self.viterbi, self.threads)
+            batches = length_batches([len(e.forms) for e in examples], self.batch_tokens)
+            for batch, results in zip(batches, self._predict(examples, batches, given)):
                 for i, (preds, roles) in zip(batch, results):
                     self._write(group[i], examples[i], preds, roles, given)
+
+    def _predict(self, examples: List[Example], batches: List[List[int]], given: bool) -> Iterable[list]:
+        """Results of every batch, in order; the numpy network runs ``workers`` batches at once in
+        threads, one core each (its array operations release the GIL)."""
+        def run(batch: List[int]) -> list:
+            return self.model.predict([examples[i] for i in batch], self.parse_from_input, given, self.viterbi,
+                                      self.threads)
+
+        workers = min(self.workers, len(batches))
+        if workers < 2:
+            return map(run, batches)
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(run, batches))
 
     def _write(self, sent: Sentence, ex: Example, preds: List[int], roles: List[List[str]],
                given: bool) -> None:
@@ -88,19 +106,20 @@ class SrlStage:
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
          predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
-         threads: int = 1, **_: Any) -> SrlStage:
+         threads: int = 1, workers: Optional[int] = None, **_: Any) -> SrlStage:
     """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
 
-    ``threads``: torch threads while the model runs (0: leave torch's setting). One by default: the
-    batches are small matrices, and on a busy 2-core machine a second thread mostly spin-waits
-    (en_ewt test: 658 sentences/s with one thread, 178 with two; bench/srl.py).
+    On the CPU the network runs in numpy, ``workers`` batches at once (see :class:`SrlStage`); on
+    CUDA it runs in torch. ``threads``: torch threads while a torch network runs (0: leave torch's
+    setting). One by default: the batches are small matrices, and on a busy 2-core machine a second
+    thread mostly spin-waits (en_ewt test: 658 sentences/s with one thread, 178 with two; bench/srl.py).
     """
     from nlpipe.nn.device import resolve_device
 
     model = LisaModel.load(Path(model_dir), config, resolve_device(device))
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
                     predicates_from_input=predicates_from_input, viterbi=viterbi, batch_tokens=batch_tokens,
-                    threads=threads)
+                    threads=threads, workers=workers)
 
 
 # ---------------------------------------------------------------------------------------------
