@@ -327,11 +327,10 @@ def test_viterbi_shortcut_equals_full_viterbi(model_dir):
 def test_numpy_inference_computes_what_the_torch_network_computes(model_dir):
     # On the CPU the stage runs the saved network in numpy; it must give the torch network's scores.
     from nlpipe.io.model_dir import read_config
-    from nlpipe.nn.weights import read_model_dir
 
     config = read_config(model_dir)
-    fast = srl.LisaModel.load(model_dir, config, "cpu")
-    slow = read_model_dir(model_dir, "LISA", lambda v: srl.LisaModel(v, config["model"]), config, "roles")
+    fast = srl.LisaModel.load(model_dir, config, "cpu", numpy=True)
+    slow = srl.LisaModel.load(model_dir, config, "cpu")
     assert fast.inference is not None and slow.inference is None
     examples = [srl.example(s, TRAIN, gold=True) for s in gold()]
     a = fast.arrays(examples, heads=True)

@@ -97,6 +97,7 @@ def _log(prefix: str = "") -> Callable[[str], None]:
 @O.SEED
 @O.MAX_MINUTES
 @O.THREADS
+@O.DEVICE
 @O.AS_JSON
 def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[str], out: str, scores: Optional[str],
                    batch_windows: int, ema: float, max_minutes: Optional[float], lang: Optional[str], as_json: bool,
@@ -434,6 +435,7 @@ def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], 
 @O.LANG
 @O.SEED
 @O.THREADS
+@O.DEVICE
 @O.AS_JSON
 def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Optional[float], lang: Optional[str],
               **options: Any) -> None:

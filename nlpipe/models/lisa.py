@@ -259,9 +259,10 @@ class LisaModel:
                                                        "training": training}, labels_key="roles")
 
     @classmethod
-    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu") -> "LisaModel":
-        """The model of a folder; on ``device`` cpu its network runs in numpy (no torch import)."""
-        if device == "cpu":
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False
+             ) -> "LisaModel":
+        """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
+        if numpy and device == "cpu":
             return read_model_dir(Path(model_dir), "LISA model",
                                   lambda vocab, params: cls(vocab, config["model"], params=params), config, "roles",
                                   numpy=True)

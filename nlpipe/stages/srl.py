@@ -116,7 +116,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     """
     from nlpipe.nn.device import resolve_device
 
-    model = LisaModel.load(Path(model_dir), config, resolve_device(device))
+    model = LisaModel.load(Path(model_dir), config, resolve_device(device), numpy=True)
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
                     predicates_from_input=predicates_from_input, viterbi=viterbi, batch_tokens=batch_tokens,
                     threads=threads, workers=workers)

@@ -130,7 +130,8 @@ def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, m
                     log: Log) -> None:
     from nlpipe.train.tokenize import train as trainer
 
-    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads}
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
+                                "device": options.device}
     if minutes is not None:
         defaults["time_limit"] = 60.0 * minutes
     if "ema_decay" in inspect.signature(trainer).parameters:

@@ -95,15 +95,20 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
           batch_tokens: int = 1500, vectors: Optional[str] = None, glove_words: Optional[str] = None,
           glove_vectors: Optional[str] = None, glove_top: int = 40000, seed: int = 1, threads: int = 1,
-          init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED) -> Dict[str, Any]:
+          init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED, device: str = "cpu"
+          ) -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
     ``lang``: the training data's language code, recorded in the model; ``vectors``,
     ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
     takes them (default: GloVe 6B 50d for English, none otherwise).
 
-    ``init`` continues training a saved model (its vocabularies and hyper-parameters; a fresh
+    ``device``: cpu, cuda or auto (the network trains and is scored on dev there). ``init`` continues
+    training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
     """
+    from nlpipe.nn.device import resolve_device
+
+    device = resolve_device(device)
     rng = seed_everything(seed, threads)
     hp = dict(DEFAULTS, syntax=not no_syntax)
     for key, val in (("layers", layers), ("d_model", d_model), ("heads", heads)):
@@ -117,7 +122,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         from nlpipe.io.model_dir import read_config
 
         config = read_config(Path(init), "srl")
-        model = LisaModel.load(Path(init), config)
+        model = LisaModel.load(Path(init), config, device)
         hp = model.hyper
         vocab = model.vocab
         source = config.get("training", {}).get("vectors")
@@ -137,7 +142,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         g_words, g_vectors = parts(vecs, hp["word_dim"])
         vocab = build_vocab(train_ex, g_words, glove_top)
         init_vectors, _ = embeddings(word_vocab(vocab["words"]).entries, g_words, g_vectors, hp["word_dim"], seed)
-        model = LisaModel(vocab, hp, "cpu", init_vectors)
+        model = LisaModel(vocab, hp, device, init_vectors)
         source = record(vecs, top=glove_top)
         del vecs, g_vectors
     n_params = sum(p.numel() for p in model.net.parameters())

@@ -197,8 +197,10 @@ class SegmenterTrainer(Trainer):
 
     name, key = "tokenize", "tokens_f1 + sentences_f1 + words_f1"
 
-    def __init__(self, model: CharCNN, stream: Any, length: int, radius: int, batch: int, dev: Any):
+    def __init__(self, model: CharCNN, stream: Any, length: int, radius: int, batch: int, dev: Any,
+                 device: str = "cpu"):
         self.net, self.stream, self.length, self.radius, self.batch = model, stream, length, radius, batch
+        self.device = torch.device(device)
         self.dev = dev   # weights -> dev scores
         self.loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
 
@@ -209,7 +211,7 @@ class SegmenterTrainer(Trainer):
         rng.shuffle(order)
         for b in range(0, len(order), self.batch):
             sel = order[b:b + self.batch]
-            yield tuple(torch.from_numpy(a[sel].astype(np.int64)) for a in (w_ids, w_bits, w_lab))
+            yield tuple(torch.from_numpy(a[sel].astype(np.int64)).to(self.device) for a in (w_ids, w_bits, w_lab))
 
     def loss(self, batch: Tuple[torch.Tensor, ...]) -> torch.Tensor:
         x, xb, y = batch
@@ -217,7 +219,7 @@ class SegmenterTrainer(Trainer):
 
     def params(self) -> Dict[str, np.ndarray]:
         """The weights now in the network, for the numpy inference."""
-        return {k: v.numpy().astype(np.float32) for k, v in self.net.state_dict().items()}
+        return {k: v.cpu().numpy().astype(np.float32) for k, v in self.net.state_dict().items()}
 
     def dev_scores(self) -> Dict[str, float]:
         return self.dev(self.params())
@@ -243,10 +245,12 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-          lang: str = UNDETERMINED) -> Dict[str, Any]:
+          lang: str = UNDETERMINED, device: str = "cpu") -> Dict[str, Any]:
     """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``;
     ``lang`` is the training data's language code, recorded in the model; ``epochs`` None: by the size
-    of the training text (:func:`default_epochs`)."""
+    of the training text (:func:`default_epochs`); ``device``: where the network trains (cpu, cuda,
+    auto; dev scoring runs the numpy inference)."""
+    from nlpipe.nn.device import resolve_device
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
@@ -284,14 +288,16 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     log(f"train tokenize: {sum(1 for u in units if u[2])} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
         f"{sum(1 for w in multiwords['table'].values() if w)} multiword forms; receptive field {radius} each side")
 
+    device = resolve_device(device)
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
+    model.to(device)
     opt = adam(model.parameters(), lr=lr)
 
     def scores_of(params: Dict[str, np.ndarray]) -> Dict[str, float]:
         return _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang, spaces), dev_sents, dev_text, dev_path)
 
     trainer = SegmenterTrainer(model, lay_out if shuffle > 0 else (ids, bits, labels), length, radius, batch,
-                               scores_of)
+                               scores_of, device)
     run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
                       scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs)),
                       max_minutes=None if time_limit is None else time_limit / 60)

@@ -1,0 +1,86 @@
+"""The CUDA paths: every neural stage and its training step on the GPU, and CUDA output against CPU output.
+
+Marked ``gpu``: skipped (with the reason) where torch sees no CUDA device, run wherever one is
+available (``pytest -m gpu``). CUDA and CPU differ only where two scores tie to float precision, so
+the comparisons allow a few cells in ten thousand to differ.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, parse_string
+
+torch = pytest.importorskip("torch")
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (torch.cuda.is_available())")]
+
+FIX = Path(__file__).parent / "fixtures"
+SAMPLE = REPO / "data" / "sample.txt"
+TIES = 0.0005  # share of cells allowed to differ between CUDA and CPU (float ties)
+
+
+def annotate(*args: str) -> str:
+    r = run_cli("annotate", *args)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode()
+
+
+def differing(a: str, b: str) -> float:
+    """Share of HEAD, DEPREL and MISC cells that differ between two outputs of the same words."""
+    wa = [w for s in parse_string(a) for w in s.words]
+    wb = [w for s in parse_string(b) for w in s.words]
+    assert len(wa) == len(wb)
+    cells = [(x[c], y[c]) for x, y in zip(wa, wb) for c in (HEAD, DEPREL, MISC)]
+    return sum(x != y for x, y in cells) / max(1, len(cells))
+
+
+@pytest.mark.parametrize("stages", ["tokenize,pos,parse", "tokenize,pos,ner", "tokenize,pos,parse,predicates,srl"])
+def test_every_neural_stage_gives_the_cpu_output_on_cuda(tmp_path, stages):
+    src = tmp_path / "in.txt"
+    src.write_text(SAMPLE.read_text(encoding="utf-8") * 20, encoding="utf-8")
+    cpu = annotate("--stages", stages, "--device", "cpu", str(src))
+    gpu = annotate("--stages", stages, "--device", "cuda", str(src))
+    assert differing(cpu, gpu) <= TIES
+
+
+def test_a_2000_word_sentence_and_a_large_chunk_fit_in_gpu_memory(tmp_path):
+    words = ("the cat saw a dog near the bank , and " * 200).split()[:2000]
+    long = " ".join(words) + " .\n\n"
+    many = SAMPLE.read_text(encoding="utf-8") * 400
+    src = tmp_path / "in.txt"
+    src.write_text(long + many, encoding="utf-8")
+    r = run_cli("annotate", "--device", "cuda", "--batch", "20000", str(src))
+    assert r.returncode == 0, r.stderr.decode()
+    assert "out of memory" not in r.stderr.decode().lower()
+
+
+def _glove(tmp_path: Path) -> list:
+    words = ["the", "cat", "dog", "a", "saw", "."]
+    (tmp_path / "g.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
+    return ["--glove-words", str(tmp_path / "g.txt"), "--glove-vectors", str(tmp_path / "g.npy")]
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "parse", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1"],
+    ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2", "--d-model", "16",
+     "--heads", "2"],
+    ["train", "ner", "--train", "{ner}", "--dev", "{ner}", "--epochs", "1", "--width", "16", "--blocks", "1"],
+    ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8", "--emb", "4",
+     "--dilations", "1,2", "--length", "32", "--min-char", "1"],
+])
+def test_training_steps_run_on_cuda(tmp_path, command):
+    paths = {"srl": str(FIX / "srl" / "train.conllu"), "ner": str(FIX / "ner" / "tiny.conll"),
+             "tok": str(FIX / "tok_small.conllu")}
+    args = [a.format(**paths) for a in command]
+    extra = _glove(tmp_path) if command[1] in ("srl", "ner", "parse") else []
+    r = run_cli(*args, "--out", str(tmp_path / "m"), "--device", "cuda", "--json", *extra)
+    assert r.returncode == 0, r.stderr.decode()
+    json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert (tmp_path / "m" / "config.json").is_file()
