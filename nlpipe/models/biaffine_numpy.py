@@ -30,22 +30,25 @@ class _LSTM:
         self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order]
         self.h = h
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """``[b, T, in] -> [b, T, H]``, from zero states, over every position (padding included)."""
+    def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """``[b, T, in] -> [b, T, H]`` from zero states, for rows sorted longest first (``lengths
+        [b]``): the rows still running at a step are a prefix, and the recurrence skips the others
+        (their outputs stay 0)."""
         b, n, _ = x.shape
         h = self.h
+        real = np.arange(n)[None, :] < lengths[:, None]                         # [b, T]
         xw = (x.reshape(b * n, -1) @ self.w_ih + self.bias).reshape(b, n, 4 * h)
-        out = np.empty((b, n, h), dtype=np.float32)
+        out = np.zeros((b, n, h), dtype=np.float32)
         state = np.zeros((b, h), dtype=np.float32)
         cell = np.zeros((b, h), dtype=np.float32)
-        for t in range(n):
-            g = xw[:, t] + state @ self.w_hh                                    # [b, 4H]
+        for t, k in enumerate(real.sum(0)):
+            g = xw[:k, t] + state[:k] @ self.w_hh                              # [k, 4H]
             sigmoid(g[:, :3 * h])
             np.tanh(g[:, 3 * h:], out=g[:, 3 * h:])
-            cell *= g[:, h:2 * h]
-            cell += g[:, :h] * g[:, 3 * h:]
-            state = g[:, 2 * h:3 * h] * np.tanh(cell)
-            out[:, t] = state
+            c = cell[:k]
+            c *= g[:, h:2 * h]
+            c += g[:, :h] * g[:, 3 * h:]
+            state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
         return out
 
 
@@ -105,9 +108,11 @@ class BiaffineInference:
         """Token states ``[b, N, 2H]`` from the id arrays (``lengths``: positions of each row, root included)."""
         x = np.concatenate([self.words[a["words"]], self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(2),
                             self.upos[a["upos"]], self.xpos[a["xpos"]]], -1)
+        order = np.argsort(-lengths, kind="stable")                            # longest first
+        x, lengths = x[order], lengths[order]
         for fwd, bwd in self.lstm:
-            x = np.concatenate([fwd(x), reverse_padded(bwd(reverse_padded(x, lengths)), lengths)], -1)
-        return x
+            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, lengths), lengths), lengths)], -1)
+        return x[np.argsort(order, kind="stable")]
 
     def rel_scores(self, dep: np.ndarray, head: np.ndarray, heads: np.ndarray) -> np.ndarray:
         """Label scores ``[b, N, n_rels]`` of each word attached to ``heads [b, N]``."""

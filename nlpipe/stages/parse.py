@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from nlpipe.nn.batching import length_batches
+from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
@@ -103,15 +103,17 @@ class ParseStage(Adapter, stage="parse"):
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
-         probs: bool = False, batch_tokens: int = 1000, workers: Optional[int] = None, feats: bool = True,
+         probs: bool = False, batch_tokens: Optional[int] = None, workers: Optional[int] = None, feats: bool = True,
          **_: Any) -> ParseStage:
     """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
     Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability),
-    ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier)."""
+    ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier),
+    ``batch_tokens`` (default by device, :func:`~nlpipe.nn.batching.batch_tokens_for`). On the CPU the
+    network runs in numpy unless ``projective`` or ``probs`` asks for torch's tree algorithms."""
     device = resolve_device(device)
     model = BiaffineModel.load(Path(model_dir), config, device, numpy=not (projective or probs))
-    return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens, workers=workers,
-                      tree_feats=load_tree_feats(Path(model_dir), feats))
+    return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens_for(device, batch_tokens),
+                      workers=workers, tree_feats=load_tree_feats(Path(model_dir), feats))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 
-from nlpipe.nn.batching import length_batches
+from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.io.conllu import FORM, HEAD, LEMMA, Sentence
 from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_predicates
 from nlpipe.decode import chain
@@ -105,7 +105,7 @@ class SrlStage:
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
-         predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
+         predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: Optional[int] = None,
          threads: int = 1, workers: Optional[int] = None, **_: Any) -> SrlStage:
     """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
 
@@ -116,9 +116,11 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     """
     from nlpipe.nn.device import resolve_device
 
-    model = LisaModel.load(Path(model_dir), config, resolve_device(device), numpy=True)
+    device = resolve_device(device)
+    model = LisaModel.load(Path(model_dir), config, device, numpy=True)
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
-                    predicates_from_input=predicates_from_input, viterbi=viterbi, batch_tokens=batch_tokens,
+                    predicates_from_input=predicates_from_input, viterbi=viterbi,
+                    batch_tokens=batch_tokens_for(device, batch_tokens),
                     threads=threads, workers=workers)
 
 
