@@ -81,6 +81,7 @@ class BiaffineModel:
         self.xpos = make_vocab(vocab["xpos"])
         self.rel_vocab = label_vocab(vocab["rels"])
         self.rels = self.rel_vocab.entries
+        self._forms: Dict[str, Tuple[int, ...]] = {}    # ids of the forms seen (nn.features.sentence_features)
         self.inference: Optional[BiaffineInference] = None
         if params is not None:
             from nlpipe.nn.features import SHAPES
@@ -120,7 +121,8 @@ class BiaffineModel:
         heads = np.zeros((b, n), dtype=np.int64)
         rels = np.zeros((b, n), dtype=np.int64)
         for i, e in enumerate(examples):
-            f = sentence_features(e.forms, e.upos, e.xpos, self.words, self.affixes, self.upos, self.xpos)
+            f = sentence_features(e.forms, e.upos, e.xpos, self.words, self.affixes, self.upos, self.xpos,
+                                  self._forms)
             m = len(e.forms) + 1
             for k, v in f.items():
                 arrays[k][i, :m] = v

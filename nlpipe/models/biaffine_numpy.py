@@ -12,22 +12,24 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from nlpipe.decode.mst import chu_liu_edmonds, tree_mask
-from nlpipe.models.neural_numpy import Linear, check_shapes, leaky_relu, linear_shapes, log_softmax, sigmoid
+from nlpipe.models.neural_numpy import Linear, check_shapes, leaky_relu, linear_shapes, log_softmax
 
 MASKED = -1e9  # arc scores of padding heads, as in the torch network
 
 
 class _LSTM:
     """One direction of one ``nn.LSTM`` layer (gates i, f, g, o; the weights' rows reordered to
-    i, f, o, g, so that one sigmoid covers three gates)."""
+    i, f, o, g, so that one tanh covers three gates: ``sigmoid(x) = (tanh(x / 2) + 1) / 2``, with the
+    halving folded into those rows, which is exact in floating point)."""
 
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
         h = w_hh.shape[1]
         order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
-        self.w_ih = np.ascontiguousarray(w_ih[order].T)                       # [in, 4H]
-        self.w_hh = np.ascontiguousarray(w_hh[order].T)                       # [H, 4H]
-        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order]
+        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(0.5), np.float32(1.0))[:, None]
+        self.w_ih = np.ascontiguousarray((w_ih[order] * scale).T)             # [in, 4H]
+        self.w_hh = np.ascontiguousarray((w_hh[order] * scale).T)             # [H, 4H]
+        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
         self.h = h
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -43,8 +45,10 @@ class _LSTM:
         cell = np.zeros((b, h), dtype=np.float32)
         for t, k in enumerate(real.sum(0)):
             g = xw[:k, t] + state[:k] @ self.w_hh                              # [k, 4H]
-            sigmoid(g[:, :3 * h])
-            np.tanh(g[:, 3 * h:], out=g[:, 3 * h:])
+            np.tanh(g, out=g)
+            s = g[:, :3 * h]
+            s *= np.float32(0.5)
+            s += np.float32(0.5)
             c = cell[:k]
             c *= g[:, h:2 * h]
             c += g[:, :h] * g[:, 3 * h:]
@@ -114,14 +118,6 @@ class BiaffineInference:
             x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, lengths), lengths), lengths)], -1)
         return x[np.argsort(order, kind="stable")]
 
-    def rel_scores(self, dep: np.ndarray, head: np.ndarray, heads: np.ndarray) -> np.ndarray:
-        """Label scores ``[b, N, n_rels]`` of each word attached to ``heads [b, N]``."""
-        hsel = np.take_along_axis(head, heads[..., None], 1)                    # [b, N, r]
-        b, n, r = dep.shape
-        du = (dep.reshape(b * n, r) @ self.rel_w).reshape(b * n, self.n_rels, r)
-        bilinear = (du @ hsel.reshape(b * n, r, 1)).reshape(b, n, -1)
-        return bilinear + self.rel_linear(np.concatenate([dep, hsel], -1))
-
     def predict(self, a: Dict[str, np.ndarray], mask: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(heads, rels) [b, N]``: well-formed trees (one root dependent) and their labels."""
         lengths = mask.sum(1)
@@ -136,12 +132,26 @@ class BiaffineInference:
         for row in np.flatnonzero(~tree_mask(heads, words)):
             n = int(words[row]) + 1
             heads[row, :n] = chu_liu_edmonds(log_p[row, :n, :n].astype(np.float64))
-        s_rel = self.rel_scores(leaky_relu(self.rel_dep(h)), leaky_relu(self.rel_head(h)), heads)
-        is_root = heads == 0
-        s_rel[..., self.root_rel] = np.where(is_root, s_rel[..., self.root_rel], -np.inf)
-        rels = s_rel.argmax(-1)
-        rels[is_root] = self.root_rel
+        words_mask = mask.copy()
+        words_mask[:, 0] = False
+        rels = np.zeros_like(heads)
+        rels[words_mask] = self.labels(h, heads, words_mask)
         return heads, rels
+
+    def labels(self, h: np.ndarray, heads: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """The label of each word (``words [b, N]`` true) attached to its head in ``heads``, as a flat
+        ``[n_words]`` array; only the words are scored (not the root or the padding)."""
+        dep = leaky_relu(self.rel_dep(h[words]))                               # [w, r]
+        rows = np.nonzero(words)[0]
+        head = leaky_relu(self.rel_head(h[rows, heads[words]]))               # [w, r]
+        w, r = dep.shape
+        bilinear = ((dep @ self.rel_w).reshape(w, self.n_rels, r) @ head[:, :, None])[:, :, 0]
+        s_rel = bilinear + self.rel_linear(np.concatenate([dep, head], -1))    # [w, L]
+        is_root = heads[words] == 0
+        s_rel[:, self.root_rel] = np.where(is_root, s_rel[:, self.root_rel], -np.inf)
+        out = s_rel.argmax(-1)
+        out[is_root] = self.root_rel
+        return out
 
 
 def tree_rows(heads: np.ndarray, rels: np.ndarray, lengths: List[int], labels: List[str]

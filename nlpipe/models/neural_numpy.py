@@ -53,15 +53,6 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float =
     return centred / np.sqrt(var + np.float32(eps)) * weight + bias
 
 
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """Logistic function, in place: ``0.5 * tanh(x / 2) + 0.5`` (no overflow for large ``-x``)."""
-    x *= np.float32(0.5)
-    np.tanh(x, out=x)
-    x *= np.float32(0.5)
-    x += np.float32(0.5)
-    return x
-
-
 def check_shapes(params: Dict[str, np.ndarray], expected: Dict[str, tuple]) -> None:
     """A ``ValueError`` unless ``params`` holds exactly the ``expected`` arrays with their shapes
     (what loading the state into the torch module would have checked)."""

@@ -5,7 +5,7 @@ Kept torch-free so that inference with the numpy ID-CNN starts fast.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -107,19 +107,34 @@ def parser_affix_keys(form: str) -> List[str]:
     return affix_keys(form, digits_as_zero=False)
 
 
+FORM_CACHE = 100_000  # distinct forms whose ids a parser keeps (then it starts again)
+
+
 def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
-                      affixes: Vocab, tags: Vocab, xtags: Vocab) -> Dict[str, np.ndarray]:
+                      affixes: Vocab, tags: Vocab, xtags: Vocab,
+                      cache: Optional[Dict[str, Tuple[int, ...]]] = None) -> Dict[str, np.ndarray]:
     """Id arrays of one sentence with the root prepended: ``words, shapes, upos, xpos [n + 1]``,
-    ``affixes [n + 1, N_AFFIXES]``."""
+    ``affixes [n + 1, N_AFFIXES]``. ``cache``: the ids of forms seen before (word, shape, affixes),
+    filled as it goes, since most tokens of a text are forms it has seen."""
     n = len(forms)
+    if cache is None:
+        cache = {}
+    elif len(cache) > FORM_CACHE:
+        cache.clear()
+    rows = []
+    for f in forms:
+        row = cache.get(f)
+        if row is None:
+            row = cache[f] = (words.id(f), word_shape(f), *(affixes.id(k) for k in parser_affix_keys(f)))
+        rows.append(row)
+    ids = np.array(rows, dtype=np.int64).reshape(n, 2 + N_AFFIXES)
     wid = np.empty(n + 1, dtype=np.int64)
     wid[0] = ROOT_ID
-    wid[1:] = [words.id(f) for f in forms]
+    wid[1:] = ids[:, 0]
     shp = np.zeros(n + 1, dtype=np.int64)
-    shp[1:] = [word_shape(f) for f in forms]
+    shp[1:] = ids[:, 1]
     aff = np.zeros((n + 1, N_AFFIXES), dtype=np.int64)
-    for i, f in enumerate(forms):
-        aff[i + 1] = [affixes.id(k) for k in parser_affix_keys(f)]
+    aff[1:] = ids[:, 2:]
     up = np.empty(n + 1, dtype=np.int64)
     up[0] = ROOT_ID
     up[1:] = [tags.id(t) for t in upos]
