@@ -15,9 +15,9 @@ import torch
 
 from nlpipe.io.conllu import DEPREL, HEAD, MISC, misc_get, parse_string, to_string
 from nlpipe.decode.mst import is_tree, projective_mask
-from nlpipe.errors import InputError, ModelError
+from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.io.model_dir import read_config
-from conftest import missing
+from conftest import missing, run_cli
 from nlpipe.registry import load_stage
 from nlpipe.models import biaffine as B
 from nlpipe.stages import parse as P
@@ -320,3 +320,23 @@ def test_cpu_parse_does_not_import_torch(model_dir, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_int8_parser_gives_trees_close_to_the_float_ones(model_dir):
+    # int8 weights shift scores a little: the trees stay trees, and most heads stay where they were
+    text = (TREEBANK + INPUT) * 3
+    full = list(load_stage("parse", str(model_dir)).annotate(parse_string(text)))
+    small = list(load_stage("parse", str(model_dir), int8=True).annotate(parse_string(text)))
+    heads = [(a[HEAD], b[HEAD]) for s, t in zip(full, small) for a, b in zip(s.words, t.words)]
+    assert sum(x == y for x, y in heads) >= 0.8 * len(heads)
+    for s in small:
+        assert is_tree(np.array([0] + [int(w[HEAD]) for w in s.words]))
+
+
+def test_int8_is_refused_where_it_cannot_run(model_dir, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(INPUT, encoding="utf-8")
+    r = run_cli("parse", "--int8", "--parser", "transition", str(src))
+    assert r.returncode == 2 and b"--int8" in r.stderr
+    with pytest.raises(NlpipeError, match="--int8"):
+        load_stage("parse", str(model_dir), int8=True, device="cuda")

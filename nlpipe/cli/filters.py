@@ -78,8 +78,11 @@ srl = _stage_command(
 @click.option("--keep-feats", is_flag=True,
               help="Leave FEATS as the input has them (a parser folder with feats/ re-decides those the tree "
                    "decides; see 'nlpipe train parse-feats').")
+@click.option("--int8", is_flag=True,
+              help="Biaffine: run the network in int8 on the CPU (torch dynamic quantization): about a seventh "
+                   "less CPU time on large inputs, the same dev LAS; torch's start-up (about 2 s) is paid.")
 def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
-          probs: bool, margin: Optional[float], keep_feats: bool) -> None:
+          probs: bool, margin: Optional[float], keep_feats: bool, int8: bool) -> None:
     """Predict HEAD and DEPREL (CoNLL-U with POS in)."""
     from nlpipe.registry import MODELS_DIR
     from nlpipe.runtime.pipeline import run_stage
@@ -89,6 +92,8 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
         if not (MODELS_DIR / model).is_dir():
             raise NlpipeError("no model for the transition parser yet (use --parser biaffine)")
     extra: Dict[str, Any] = O.given(margin=margin)
+    if int8:
+        extra["int8"] = True
     if parser == "transition":
         extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
     run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs,

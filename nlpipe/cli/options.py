@@ -39,7 +39,7 @@ AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result
 JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
                     help="Processes working at the same time (annotate: workers that each load the models "
                          "once, output order kept; train jackknife: folds trained at once).")
-BATCH = click.option("--batch", type=int, default=256, show_default=True, metavar="N",
+BATCH = click.option("--batch", type=int, default=1024, show_default=True, metavar="N",
                      help="Sentences per chunk handed to the stages (and to a worker).")
 
 

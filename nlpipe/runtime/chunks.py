@@ -17,7 +17,9 @@ from nlpipe.io.conllu import Sentence, boundary, parse_string
 from nlpipe.io.inputs import decode
 from nlpipe.runtime.chain import Pipeline, Warn
 
-CHUNK_SENTENCES = 256
+# The neural stages sort a chunk's sentences by length before batching: the more sentences, the less
+# padding (en_ewt test raw text x2, whole default chain: 11% faster with --jobs 1 at 1024 than at 256).
+CHUNK_SENTENCES = 1024
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
 _BLANK = (b"\n", b"\r\n")
 

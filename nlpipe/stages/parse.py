@@ -104,14 +104,21 @@ class ParseStage(Adapter, stage="parse"):
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
          probs: bool = False, batch_tokens: Optional[int] = None, workers: Optional[int] = None, feats: bool = True,
-         **_: Any) -> ParseStage:
+         int8: bool = False, **_: Any) -> ParseStage:
     """Loader of arch ``biaffine.v1``: ``device`` cpu|cuda|auto, ``projective`` (Eisner instead of
     Chu-Liu-Edmonds), ``probs`` (MISC HeadProb = the chosen head's marginal probability),
     ``workers`` (see :class:`ParseStage`), ``feats`` (run the folder's FEATS classifier),
     ``batch_tokens`` (default by device, :func:`~nlpipe.nn.batching.batch_tokens_for`). On the CPU the
-    network runs in numpy unless ``projective`` or ``probs`` asks for torch's tree algorithms."""
-    device = resolve_device(device)
-    model = BiaffineModel.load(Path(model_dir), config, device, numpy=not (projective or probs))
+    network runs in numpy unless ``projective`` or ``probs`` asks for torch's tree algorithms, or
+    ``int8`` for the torch network in int8 (:mod:`nlpipe.nn.quantize`, CPU only)."""
+    if int8 and device == "cuda":
+        raise NlpipeError("--int8 runs the parser on the CPU; it does not go with --device cuda")
+    device = "cpu" if int8 else resolve_device(device)
+    model = BiaffineModel.load(Path(model_dir), config, device, numpy=not (projective or probs or int8))
+    if int8:
+        from nlpipe.nn.quantize import int8 as quantized
+
+        model.net = quantized(model.net)
     return ParseStage(model, projective=projective, probs=probs, batch_tokens=batch_tokens_for(device, batch_tokens),
                       workers=workers, tree_feats=load_tree_feats(Path(model_dir), feats))
 
@@ -167,16 +174,17 @@ class TransitionParseStage(Adapter, stage="parse"):
 
 def load_transition(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None,
                     checkpoints: Optional[str] = None, projective: bool = False, probs: bool = False,
-                    feats: bool = True, **_: Any) -> TransitionParseStage:
+                    feats: bool = True, int8: bool = False, **_: Any) -> TransitionParseStage:
     """Loader of arch ``transition-dfs.v1``: ``margin`` (dynamic feature selection; None or < 0: every
     template; default: the model's ``model.margin`` if set) and ``checkpoints`` (a schedule such as
-    ``"4,8,16,32"``, see :func:`~nlpipe.linear.margin.checkpoint_schedule`). ``projective`` and
-    ``probs`` belong to the biaffine parser and are refused; ``feats`` as in :func:`load`."""
+    ``"4,8,16,32"``, see :func:`~nlpipe.linear.margin.checkpoint_schedule`). ``projective``,
+    ``probs`` and ``int8`` belong to the biaffine parser and are refused; ``feats`` as in :func:`load`."""
     from nlpipe.linear.margin import checkpoint_schedule
     from nlpipe.models.transition.model import TransitionModel
 
-    if projective or probs:
-        raise NlpipeError("--projective and --probs are options of the biaffine parser, not the transition parser")
+    if projective or probs or int8:
+        raise NlpipeError("--projective, --probs and --int8 are options of the biaffine parser, not the "
+                          "transition parser")
     model = TransitionModel.load(Path(model_dir))
     settings = config.get("model", {})
     if margin is None:
