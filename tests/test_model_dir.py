@@ -308,3 +308,33 @@ def test_nlpipe_models_lists_language_and_scores(capsys):
         "dev_joint": 94.1, "test_upos": 95.75, "test_xpos": 95.18, "test_ufeats": 95.96, "test_alltags": 93.51,
         "test_lemmas": 97.03}
     assert rows["ner-uner-ewt"]["scores"] == {"dev_f1": 71.64, "test_f1": 71.87}
+
+
+def test_tensor_files_read_without_torch_hold_the_same_arrays(tmp_path):
+    import pickle
+
+    import numpy as np
+    import torch
+
+    from nlpipe.errors import ModelError
+    from nlpipe.io.model_dir import read_tensors_numpy, write_tensors
+
+    tensors = {"half": torch.arange(6, dtype=torch.float32).reshape(2, 3).half(),
+               "strided": torch.arange(12, dtype=torch.float32).reshape(3, 4).t(),
+               "view": torch.arange(10, dtype=torch.int64)[3:7], "flag": torch.tensor([True, False])}
+    write_tensors(tmp_path / "w.pt", tensors)
+    arrays = read_tensors_numpy(tmp_path / "w.pt")
+    assert sorted(arrays) == sorted(tensors)
+    for k, t in tensors.items():
+        assert arrays[k].dtype == t.numpy().dtype and np.array_equal(arrays[k], t.numpy()), k
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    torch.save({"w": torch.zeros(2), "evil": Payload()}, tmp_path / "evil.pt")
+    with pytest.raises(ModelError, match="holds objects that nlpipe does not load"):
+        read_tensors_numpy(tmp_path / "evil.pt")
+    (tmp_path / "bare.pt").write_bytes(pickle.dumps({"w": 1}))
+    with pytest.raises(ModelError, match="not a file of plain tensors"):
+        read_tensors_numpy(tmp_path / "bare.pt")

@@ -306,6 +306,8 @@ def read_tensors_numpy(path: Path) -> Dict[str, Any]:
     import numpy as np
 
     def read(p: Path) -> Dict[str, Any]:
+        if not zipfile.is_zipfile(p):  # (a bare pickle, say): torch's loader refuses it the same way
+            raise pickle.UnpicklingError("not torch's zip format of plain tensors")
         with zipfile.ZipFile(p) as z:
             names = {n.split("/", 1)[-1]: n for n in z.namelist()}
             if z.read(names["byteorder"]).strip() not in (b"little", b""):
@@ -328,7 +330,7 @@ def read_tensors_numpy(path: Path) -> Dict[str, Any]:
                         return _rebuild
                     if module == "torch" and _STORAGES.get(name):
                         return _STORAGES[name]
-                    raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a tensor file")
+                    raise pickle.UnpicklingError(f"GLOBAL {module}.{name} is not allowed in a tensor file")
 
                 def persistent_load(self, pid: Any) -> Any:
                     kind, dtype, key, _, numel = pid
