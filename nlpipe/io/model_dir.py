@@ -306,8 +306,9 @@ def read_tensors_numpy(path: Path) -> Dict[str, Any]:
     import numpy as np
 
     def read(p: Path) -> Dict[str, Any]:
-        if not zipfile.is_zipfile(p):  # (a bare pickle, say): torch's loader refuses it the same way
-            raise pickle.UnpicklingError("not torch's zip format of plain tensors")
+        with open(p, "rb") as f:
+            if not zipfile.is_zipfile(f):  # (a bare pickle, say): torch's loader refuses it the same way
+                raise pickle.UnpicklingError("not torch's zip format of plain tensors")
         with zipfile.ZipFile(p) as z:
             names = {n.split("/", 1)[-1]: n for n in z.namelist()}
             if z.read(names["byteorder"]).strip() not in (b"little", b""):
