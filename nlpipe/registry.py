@@ -32,6 +32,13 @@ ARCHS: Dict[str, str] = {
     "lisa.v1": "nlpipe.stages.srl:load",
 }
 
+# stage -> "module:function" that checks a stage's input without its model, so that a wrong input is
+# refused before the model loads; the function takes (sentences, **options) and raises an InputError.
+INPUT_CHECKS: Dict[str, str] = {
+    "parse": "nlpipe.stages.parse:check_input",
+    "srl": "nlpipe.stages.srl:check_input",
+}
+
 # stage -> shipped model name under MODELS_DIR, in order of preference.
 DEFAULT_MODELS: Dict[str, List[str]] = {
     "tokenize": ["tokenize-char-ewt", "tokenize-rules-ewt"],
@@ -142,3 +149,13 @@ def load_stage(stage: str, model: Optional[str] = None, **options: Any) -> Any:
     loaded = loader(model_dir, dict(config, stage=stage), **options)
     loaded.language = config["language"]   # whoever holds the stage can tell what language it expects
     return loaded
+
+
+def check_stage_input(stage: str, sentences: Sequence[Any], **options: Any) -> None:
+    """Refuse ``sentences`` (the first of an input) that ``stage`` cannot read, before any model
+    loads (an :class:`~nlpipe.errors.InputError`); stages without a check accept anything here."""
+    target = INPUT_CHECKS.get(stage)
+    if target is None:
+        return
+    module, name = target.split(":")
+    getattr(importlib.import_module(module), name)(sentences, **options)

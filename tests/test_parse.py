@@ -340,3 +340,18 @@ def test_int8_is_refused_where_it_cannot_run(model_dir, tmp_path):
     assert r.returncode == 2 and b"--int8" in r.stderr
     with pytest.raises(NlpipeError, match="--int8"):
         load_stage("parse", str(model_dir), int8=True, device="cuda")
+
+
+def test_an_untagged_input_is_refused_before_the_model_loads(model_dir, tmp_path):
+    import shutil
+
+    broken = tmp_path / "m"
+    shutil.copytree(model_dir, broken)
+    (broken / "weights.pt").write_bytes(b"")          # loading it would be a model error
+    src = tmp_path / "in.conllu"
+    src.write_text(INPUT.replace("\tDET\tDT\t", "\t_\t_\t").replace("\tNOUN\tNN\t", "\t_\t_\t")
+                   .replace("\tPART\tPOS\t", "\t_\t_\t").replace("\tVERB\tVBZ\t", "\t_\t_\t")
+                   .replace("\tPUNCT\t.\t", "\t_\t_\t"), encoding="utf-8")
+    r = run_cli("parse", "-m", str(broken), str(src))
+    assert r.returncode == 2
+    assert r.stderr.decode().startswith(f"nlpipe: error: {src}:") and "without POS tags" in r.stderr.decode()

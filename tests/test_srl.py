@@ -378,3 +378,16 @@ def test_each_sentence_is_labelled_once(model_dir):
             w[MISC] = "_"
     list(stage.annotate(sents))
     assert len(seen) == len(sents)
+
+
+def test_an_unparsed_input_is_refused_before_the_model_loads(model_dir, tmp_path):
+    import shutil
+
+    broken = tmp_path / "m"
+    shutil.copytree(model_dir, broken)
+    (broken / "weights.pt").write_bytes(b"")          # loading it would be a model error
+    src = tmp_path / "in.conllu"
+    src.write_text("1\tThe\tthe\tDET\tDT\t_\t_\t_\t_\t_\n2\tcat\tcat\tNOUN\tNN\t_\t_\t_\t_\t_\n\n", encoding="utf-8")
+    r = run_cli("srl", "--parse-from-input", "-m", str(broken), str(src))
+    assert r.returncode == 2
+    assert r.stderr.decode().startswith(f"nlpipe: error: {src}:1: HEAD '_'")

@@ -12,11 +12,11 @@ import os
 import sys
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
-from nlpipe.errors import EncodingError, NlpipeError
-from nlpipe.io.conllu import write_conllu
+from nlpipe.errors import EncodingError, InputError, NlpipeError
+from nlpipe.io.conllu import parse_string, write_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
-from nlpipe.registry import load_stage, resolve_model
+from nlpipe.registry import check_stage_input, load_stage, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
@@ -55,6 +55,11 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
     check_output(output)
+    if not skip_bad:  # a wrong input is refused before the model loads
+        try:
+            check_stage_input(stage, first_sentences(input), **options)
+        except InputError as e:
+            raise e.at(input) from None
     with Annotator(spec, batch=batch) as ann, open_output(output) as out:
         return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
@@ -62,6 +67,26 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
 
 # ----------------------------------------------------------------------------------------------
 # Inputs
+
+FIRST_LINES = 10_000  # lines of a file read to find its first sentence with words
+
+
+def first_sentences(path: str) -> List[Any]:
+    """The first sentences of a CoNLL-U file, up to its first one with words, read ahead so that a
+    stage can refuse a wrong input before its model loads (none for stdin, which cannot be read twice,
+    or for a file that is not UTF-8 CoNLL-U: the run itself reports those)."""
+    if path == "-" or not os.path.isfile(path):
+        return []
+    lines: List[str] = []
+    try:
+        with open(path, encoding="utf-8", newline="\n") as f:
+            for _, line in zip(range(FIRST_LINES), f):
+                lines.append(line)
+                if not line.strip() and any(x[:1].isdigit() for x in lines):
+                    break
+        return parse_string("".join(lines), path)
+    except (OSError, UnicodeDecodeError, InputError):
+        return []
 
 class _Prepend(io.RawIOBase):
     """A binary stream: ``head`` bytes, then the rest of ``rest``; counts the bytes read."""

@@ -51,6 +51,11 @@ def tagged_sentences(chunk: List[Sentence]) -> List[Sentence]:
     return todo
 
 
+def check_input(sentences: List[Sentence], **_: Any) -> None:
+    """Both parsers read POS tags: an :class:`InputError` for a sentence without them."""
+    tagged_sentences(sentences)
+
+
 class ParseStage(Adapter, stage="parse"):
     """Predicts HEAD and DEPREL of every word; needs UPOS and XPOS."""
 

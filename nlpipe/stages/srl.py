@@ -24,7 +24,7 @@ from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_pred
 from nlpipe.decode import chain
 from nlpipe.tags import spans
 from nlpipe.errors import STAGE_INPUT
-from nlpipe.models.lisa import Example, LisaModel, example
+from nlpipe.models.lisa import Example, LisaModel, example, read_heads
 from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +102,14 @@ class SrlStage:
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         return fill_in_chunks(sentences, self._fill)
+
+
+def check_input(sentences: List[Sentence], parse_from_input: bool = False, **_: Any) -> None:
+    """``parse_from_input`` reads the HEAD column: an :class:`InputError` where it holds no parse."""
+    if parse_from_input:
+        for s in sentences:
+            if s.words:
+                read_heads(s, STAGE_INPUT)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
