@@ -29,6 +29,7 @@ SHARED = {
     "--lang": (("--lang",), None),
     "--margin": (("--margin",), None),
     "--checkpoints": (("--checkpoints",), None),
+    "--input": (("--input",), "auto"),
 }
 # A model's hyper-parameters: the same name means the same thing in each trainer, but the best value
 # depends on the model, so each trainer keeps its own default.
@@ -111,6 +112,7 @@ def test_shared_options_are_where_they_belong():
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--glove-top"]
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--vectors"]
     assert {"pos", "parse", "ner", "annotate", "eval", "train parse", "train ner"} <= where["--device"]
+    assert {"tokenize", "annotate"} <= where["--input"]
 
 
 def test_stage_lists_are_the_registry_one():

@@ -13,23 +13,22 @@ import click
 from nlpipe.cli import options as O
 from nlpipe.errors import NlpipeError
 
-METHODS = {"trained": "tokenize-char-ewt", "rules": "tokenize-rules-ewt"}
-
-
 @click.command()
 @O.INPUT
 @O.OUTPUT
 @O.MODEL
-@click.option("--method", type=click.Choice(list(METHODS)), default=None,
+@click.option("--method", type=click.Choice(["trained", "rules"]), default=None,
               help="trained: the character model (the default when shipped); rules: Punkt sentences + "
-                   "Treebank-style words (no trained model, fastest).")
+                   "Treebank-style words (no trained model, fastest). With --model, it must be the model's.")
+@O.INPUT_MODE
 @click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
               show_default=True, help="What to do with bytes that are not UTF-8.")
-def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], encoding_errors: str) -> None:
-    """Split raw text into sentences and tokens (CoNLL-U out)."""
+def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], input_mode: str,
+             encoding_errors: str) -> None:
+    """Split raw text into sentences and tokens (CoNLL-U out; CoNLL-U in is written as it is)."""
     from nlpipe.runtime.pipeline import run_tokenize
 
-    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
+    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors, mode=input_mode)
 
 
 def _stage_command(stage: str, help_text: str, *options: Callable, batch: Optional[int] = None) -> click.Command:

@@ -36,6 +36,13 @@ MODEL = click.option("-m", "--model", default=None, metavar="M",
 DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
                       help="Where torch models run (auto: cuda when available).")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
+INPUT_MODE = click.option(
+    "--input", "input_mode", type=click.Choice(["auto", "raw", "sentences", "tokens", "conllu"]), default="auto",
+    show_default=True,
+    help="How to read the input: auto (CoNLL-U or raw text, told apart by the first lines), raw (text: "
+         "sentences and tokens are found), sentences (one sentence a line, tokens are found), tokens (one "
+         "sentence a line, tokens split at spaces as they are, no multiword tokens), conllu (already "
+         "tokenized). A blank line starts a paragraph.")
 JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
                     help="Processes working at the same time (annotate: workers that each load the models "
                          "once, output order kept; train jackknife: folds trained at once).")

@@ -13,37 +13,55 @@ import sys
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, NlpipeError
-from nlpipe.io.conllu import write_conllu
+from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.registry import load_stage, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
+from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
+
+# How an input is read (``--input``): ``auto`` tells CoNLL-U from raw text by the first lines; the
+# text modes are those of the tokenizer (raw, sentences: one a line, tokens: one sentence a line,
+# tokens split at spaces); ``conllu`` is read as it is.
+INPUT_MODES = ("auto",) + TEXT_MODES + ("conllu",)
+TOKENIZER_METHODS = {"trained": "tokenize-char-ewt", "rules": "tokenize-rules-ewt"}
+METHOD_ARCHS = {"trained": "char-segmenter.v1", "rules": "punkt-treebank.v1"}
 
 # ----------------------------------------------------------------------------------------------
 # Single-stage filters (the reference that `annotate` must match byte for byte)
 
 def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **options: Any) -> Any:
-    if method is not None and model is None:
-        model = {"rules": "tokenize-rules-ewt", "trained": "tokenize-char-ewt"}[method]
+    """The tokenizer of ``model``, else the shipped one of ``method``, else the default; a model
+    folder given with a ``method`` that is not its own is refused."""
+    from nlpipe.io.model_dir import read_config
+
+    if method is not None:
+        if model is None:
+            model = TOKENIZER_METHODS[method]
+        else:
+            arch = read_config(resolve_model("tokenize", model), "tokenize")["arch"]
+            if arch != METHOD_ARCHS[method]:
+                raise NlpipeError(f"--method {method} and --model {model} disagree: the model is a {arch} "
+                                  f"tokenizer; give one of them")
     return load_stage("tokenize", model, **options)
 
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
-                 encoding_errors: str = "strict") -> int:
-    """Tokenize a raw-text file into CoNLL-U; return the number of sentences written."""
+                 encoding_errors: str = "strict", mode: str = "auto") -> int:
+    """Tokenize a raw-text file into CoNLL-U (``mode``: see :data:`INPUT_MODES`; CoNLL-U input is
+    written as it is); return the number of sentences written."""
     check_output(output)
-    tokenizer = load_tokenizer(model, method)
-    stream, name = open_input(input, encoding_errors)
+    src = Source(input, mode, encoding_errors)
     try:
+        tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
         with open_output(output) as out:
-            return write_conllu(tokenizer.tokenize(stream, name), out)
+            return write_conllu(src.sentences(tokenizer), out)
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
-        if name != "<stdin>":
-            stream.close()
+        src.close()
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
@@ -89,12 +107,15 @@ class _Prepend(io.RawIOBase):
 
 
 class Source:
-    """One input file (or stdin), its format decided from its first lines (:func:`sniff`) when
-    ``detect`` (else CoNLL-U); an empty input is CoNLL-U with no sentences."""
+    """One input file (or stdin) read as ``mode`` says (:data:`INPUT_MODES`); ``auto``: CoNLL-U or
+    raw text, decided from its first lines (:func:`sniff`); an empty input is CoNLL-U with no sentences."""
 
-    def __init__(self, path: str, detect: bool):
-        self.stream, self.name = open_input(path)
+    def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict"):
+        if mode not in INPUT_MODES:
+            raise NlpipeError(f"unknown input mode '{mode}' (expected one of: {', '.join(INPUT_MODES)})")
+        self.stream, self.name = open_input(path, encoding_errors)
         self.buffer: IO[bytes] = self.stream.buffer
+        self.encoding_errors = encoding_errors
         self.size: Optional[int] = None
         if self.name != "<stdin>":
             try:
@@ -102,20 +123,35 @@ class Source:
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
         head: List[bytes] = []
-        self.is_conllu = True
-        if detect:
+        if mode == "auto":
             kind, head = sniff(self.buffer)
-            self.is_conllu = kind in ("conllu", "empty")
+            mode = "conllu" if kind in ("conllu", "empty") else "raw"
+        self.mode = mode
+        self.is_conllu = mode == "conllu"
         self.head = head
+        self._raw: Optional[_Prepend] = None
+
+    def sentences(self, tokenizer: Any) -> Iterator[Sentence]:
+        """The input's sentences: read as CoNLL-U, or cut by ``tokenizer`` (not needed for ``tokens``)."""
+        if self.is_conllu:
+            return read_conllu(self._text(), self.name)
+        if self.mode == "tokens":
+            tokenizer = SpaceTokenizer()
+        return tokenizer.tokenize(self._text(), self.name, self.mode)
 
     def chunks(self, tokenizer: Any, batch: int, document: bool) -> Iterator[Chunk]:
         if self.is_conllu:
             lines = self._lines()
             return conllu_chunks(lines, self.name, batch, document)
-        raw = _Prepend(b"".join(self.head), self.buffer)
-        text = io.TextIOWrapper(io.BufferedReader(raw, 1 << 16), encoding="utf-8", newline="\n")
-        return sentence_chunks(tokenizer.tokenize(text, self.name), self.name, batch, document,
-                               lambda: raw.read_bytes)
+        sentences = self.sentences(tokenizer)
+        raw = self._raw
+        return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
+
+    def _text(self) -> IO[str]:
+        """The input as text (the lines read to decide its format first)."""
+        self._raw = _Prepend(b"".join(self.head), self.buffer)
+        return io.TextIOWrapper(io.BufferedReader(self._raw, 1 << 16), encoding="utf-8",
+                                errors=self.encoding_errors, newline="\n")
 
     def _lines(self) -> Iterator[bytes]:
         yield from self.head
@@ -172,7 +208,9 @@ class Annotator:
     """Runs a :class:`PipelineSpec` over inputs with ``jobs`` processes; reusable across files."""
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
-                 warn: Optional[Warn] = None):
+                 warn: Optional[Warn] = None, input_mode: str = "auto"):
+        if input_mode not in INPUT_MODES:
+            raise NlpipeError(f"unknown input mode '{input_mode}' (expected one of: {', '.join(INPUT_MODES)})")
         if batch < 1:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
@@ -181,11 +219,13 @@ class Annotator:
         self.batch = batch
         self.warn = warn or print_warning
         self.wants_tokenize = "tokenize" in spec.stages
+        # without tokenize in the chain, input is CoNLL-U unless a text mode is asked for
+        self.input_mode = "conllu" if input_mode == "auto" and not self.wants_tokenize else input_mode
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)
         if jobs > 1:
             try:
-                if self.wants_tokenize:  # while the workers load their models
+                if self.input_mode in ("auto", "raw", "sentences"):  # while the workers load their models
                     self.tokenizer()
                 self.runner.document  # a model error in a worker shows before any output is opened
             except BaseException:
@@ -201,9 +241,9 @@ class Annotator:
         """Annotate ``inputs`` one after another into ``out``; ``base``: bytes of earlier inputs."""
         stats = {"sentences": 0, "tokens": 0}
         for path in inputs:
-            src = Source(path, detect=self.wants_tokenize)
+            src = Source(path, self.input_mode)
             try:
-                tokenizer = None if src.is_conllu else self.tokenizer()
+                tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
                 for r in self.runner.map(src.chunks(tokenizer, self.batch, self.runner.document)):
                     if r.warnings:
                         progress.clear()
@@ -239,12 +279,14 @@ class Annotator:
 def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = None, *,
                  models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                  jobs: int = 1, batch: int = CHUNK_SENTENCES, progress: Optional[bool] = None,
-                 **options: Any) -> Dict[str, int]:
-    """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``.
+                 input_mode: str = "auto", overwrite: bool = False, **options: Any) -> Dict[str, int]:
+    """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``, read as
+    ``input_mode`` says (:data:`INPUT_MODES`).
 
     ``output`` is a file (``-``: stdout) receiving all inputs in order, or a directory (an existing
     one, or a path ending in ``/``) receiving one ``<name>.conllu`` per input; there, files already
-    present are finished work and are not redone. Returns counts of sentences and tokens.
+    present are finished work and are not redone (no model is loaded when all are), unless
+    ``overwrite``. Returns counts of sentences and tokens.
     """
     inputs = inputs or ["-"]
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
@@ -255,11 +297,14 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
         resolve_model(s, spec.models.get(s))  # a missing model fails before any output
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
-        todo = [(s, d) for s, d in pairs if not os.path.exists(d)]
+        todo = [(s, d) for s, d in pairs if overwrite or not os.path.exists(d)]
         if len(todo) < len(pairs):
-            print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone")
+            print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone "
+                          f"(--overwrite redoes them)")
         stats = {"sentences": 0, "tokens": 0, "files": len(todo)}
-        with Annotator(spec, jobs, batch) as ann, \
+        if not todo:
+            return stats
+        with Annotator(spec, jobs, batch, input_mode=input_mode) as ann, \
                 Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog:
             base = 0
             for src, dst in todo:
@@ -270,6 +315,6 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["tokens"] += done["tokens"]
         return stats
     check_output(output)
-    with Annotator(spec, jobs, batch) as ann, open_output(output) as out, \
+    with Annotator(spec, jobs, batch, input_mode=input_mode) as ann, open_output(output) as out, \
             Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
         return ann.run(inputs, out, prog)
