@@ -41,6 +41,7 @@ def model_map(models: tuple) -> Dict[str, str]:
 @click.option("--skip-bad", is_flag=True,
               help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
 @O.INPUT_MODE
+@O.OUTPUT_FORMAT
 @click.option("--overwrite", is_flag=True,
               help="With -o DIR: annotate inputs whose output file exists again (default: not redone).")
 @O.JOBS
@@ -53,7 +54,8 @@ def model_map(models: tuple) -> Dict[str, str]:
               help="With --cluster: times a failed file is tried again.")
 @O.DEVICE
 def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
-             allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str, overwrite: bool,
+             allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str,
+             output_format: str, overwrite: bool,
              jobs: int, batch: int,
              progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
     """Run the chain in one process on raw text or CoNLL-U (with --input auto: read as CoNLL-U when
@@ -73,13 +75,13 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
     if cluster is not None:
         from nlpipe.runtime.distributed import run_cluster
 
-        if input_mode != "auto" or overwrite:
-            raise NlpipeError("--cluster reads its inputs as --input auto and never overwrites; "
-                              "leave --input and --overwrite out")
+        if input_mode != "auto" or overwrite or output_format != "conllu":
+            raise NlpipeError("--cluster reads its inputs as --input auto, writes CoNLL-U and never "
+                              "overwrites; leave --input, --to and --overwrite out")
 
         run_cluster(cluster, list(inputs), output, names, models=chosen, keep_existing=keep_existing,
                     skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device)
         return
     run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
                  skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, input_mode=input_mode,
-                 overwrite=overwrite, device=device)
+                 overwrite=overwrite, output_format=output_format, device=device)

@@ -22,6 +22,8 @@ from typing import Any, Callable, Optional
 
 import click
 
+from nlpipe.io.render import FORMATS
+
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 DEVICES = ("cpu", "cuda", "auto")
@@ -43,6 +45,10 @@ INPUT_MODE = click.option(
          "sentences and tokens are found), sentences (one sentence a line, tokens are found), tokens (one "
          "sentence a line, tokens split at spaces as they are, no multiword tokens), conllu (already "
          "tokenized). A blank line starts a paragraph.")
+OUTPUT_FORMAT = click.option(
+    "--to", "output_format", type=click.Choice(list(FORMATS)), default="conllu", show_default=True,
+    help="Output format: conllu; json (one object a sentence a line: words with named fields, entities, "
+         "predicates and roles); text (one sentence a line); tree (each dependency tree drawn in the terminal).")
 JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
                     help="Processes working at the same time (annotate: workers that each load the models "
                          "once, output order kept; train jackknife: folds trained at once).")

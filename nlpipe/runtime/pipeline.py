@@ -16,6 +16,7 @@ from nlpipe.errors import EncodingError, NlpipeError
 from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
+from nlpipe.io.render import FORMATS, Renderer
 from nlpipe.registry import load_stage, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
@@ -49,15 +50,15 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
-                 encoding_errors: str = "strict", mode: str = "auto") -> int:
-    """Tokenize a raw-text file into CoNLL-U (``mode``: see :data:`INPUT_MODES`; CoNLL-U input is
-    written as it is); return the number of sentences written."""
+                 encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu") -> int:
+    """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
+    CoNLL-U input is written as it is); return the number of sentences written."""
     check_output(output)
     src = Source(input, mode, encoding_errors)
     try:
         tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
         with open_output(output) as out:
-            return write_conllu(src.sentences(tokenizer), out)
+            return Renderer(out, output_format).write_sentences(src.sentences(tokenizer))
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
@@ -65,7 +66,7 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
-              batch: int = CHUNK_SENTENCES, **options: Any) -> int:
+              batch: int = CHUNK_SENTENCES, output_format: str = "conllu", **options: Any) -> int:
     """Apply one stage to a CoNLL-U file; return the number of sentences written.
 
     The filter runs the same chunked path as ``annotate`` (length limits included), so a shell
@@ -73,8 +74,9 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
     check_output(output)
+    check_format(output_format, output, skip_bad)
     with Annotator(spec, batch=batch) as ann, open_output(output) as out:
-        return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
+        return ann.run([input], rendered(out, output_format), Progress(stage, enabled=False))["sentences"]
 
 
 
@@ -276,19 +278,40 @@ class Annotator:
             self.runner.terminate()
 
 
+def check_format(output_format: str, output: str, skip_bad: bool) -> None:
+    """Refuse an output format that cannot go with the other options, before any work."""
+    if output_format not in FORMATS:
+        raise NlpipeError(f"unknown output format '{output_format}' (expected one of: {', '.join(FORMATS)})")
+    if output_format == "conllu":
+        return
+    if skip_bad:
+        raise NlpipeError(f"--skip-bad passes malformed input through as it is: only --to conllu can hold it")
+    if is_output_dir(output):
+        raise NlpipeError(f"-o {output}: a folder receives one NAME.conllu per input; --to {output_format} "
+                          f"writes to a file or stdout")
+
+
+def rendered(out: IO[str], output_format: str) -> Any:
+    """``out`` itself for CoNLL-U, else a :class:`Renderer` writing ``output_format`` into it."""
+    return out if output_format == "conllu" else Renderer(out, output_format)
+
+
 def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = None, *,
                  models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                  jobs: int = 1, batch: int = CHUNK_SENTENCES, progress: Optional[bool] = None,
-                 input_mode: str = "auto", overwrite: bool = False, **options: Any) -> Dict[str, int]:
+                 input_mode: str = "auto", overwrite: bool = False, output_format: str = "conllu",
+                 **options: Any) -> Dict[str, int]:
     """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``, read as
     ``input_mode`` says (:data:`INPUT_MODES`).
 
     ``output`` is a file (``-``: stdout) receiving all inputs in order, or a directory (an existing
     one, or a path ending in ``/``) receiving one ``<name>.conllu`` per input; there, files already
     present are finished work and are not redone (no model is loaded when all are), unless
-    ``overwrite``. Returns counts of sentences and tokens.
+    ``overwrite``. ``output_format``: see :data:`nlpipe.io.render.FORMATS`. Returns counts of
+    sentences and tokens.
     """
     inputs = inputs or ["-"]
+    check_format(output_format, output, skip_bad)
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
     for s in spec.models:
         if s not in spec.stages:
@@ -317,4 +340,4 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
     check_output(output)
     with Annotator(spec, jobs, batch, input_mode=input_mode) as ann, open_output(output) as out, \
             Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
-        return ann.run(inputs, out, prog)
+        return ann.run(inputs, rendered(out, output_format), prog)
