@@ -34,3 +34,38 @@ def test_annotate_into_a_folder_of_finished_files_loads_no_model_and_overwrite_r
     r = run_cli("annotate", "--stages", "tokenize,pos", str(src), "-o", f"{out}/", "--overwrite")
     assert r.returncode == 0, r.stderr
     assert "# text = Dogs bark." in (out / "a.conllu").read_text(encoding="utf-8")
+
+
+def _model(folder, stage: str, lang: str) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"stage": stage, "arch": "none.v1", "format": 1,
+                                                    "language": lang}), encoding="utf-8")
+
+
+def test_models_name_is_looked_for_in_nlpipe_models_first_and_errors_say_where(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    _model(store / "el" / "pos", "pos", "el")
+    here = tmp_path / "work"
+    (here / "el").mkdir(parents=True)            # a local folder of the same name, with no models
+    env = dict(os.environ, NLPIPE_MODELS=f"{tmp_path / 'gone'}{os.pathsep}{store}")
+
+    def nlpipe(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "nlpipe.cli", *args], cwd=here, env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    r = nlpipe("annotate", "--models", "el", "--stages", "pos", "-")
+    assert "no model folders" not in r.stderr          # $NLPIPE_MODELS/el was taken, not ./el
+    assert f"nlpipe: warning: $NLPIPE_MODELS names {tmp_path / 'gone'}, which is not a folder" in r.stderr
+    assert "unknown architecture 'none.v1'" in r.stderr  # it got as far as loading store/el/pos
+    r = nlpipe("annotate", "--models", "xx", "-")
+    assert r.returncode == 2
+    assert (f"xx: no such folder of models (looked for {tmp_path / 'gone' / 'xx'}, {store / 'xx'}, xx)"
+            in r.stderr)
+    r = nlpipe("models")
+    assert r.returncode == 0 and "which is not a folder" in r.stderr

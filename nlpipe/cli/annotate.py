@@ -67,7 +67,10 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
     chosen = model_map(models)
     asked = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
     if models_folder is not None:
+        from nlpipe.cli.output import warn_missing_model_roots
         from nlpipe.registry import pipeline_models
+
+        warn_missing_model_roots()
 
         found = {s: str(p) for s, p in pipeline_models(models_folder).items() if not asked or s in asked}
         chosen = {**found, **chosen}

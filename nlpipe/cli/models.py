@@ -54,6 +54,9 @@ def list_models(folders: Sequence[str] = ()) -> List[Dict[str, Any]]:
 def models(folders: tuple, as_json: bool) -> None:
     """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their language
     and dev scores; * marks a stage's default."""
+    from nlpipe.cli.output import warn_missing_model_roots
+
+    warn_missing_model_roots()
     rows = list_models(folders)
     if as_json:
         click.echo(json.dumps(rows))
