@@ -1,0 +1,41 @@
+"""The README says what the code does: its shipped-models table shows the scores `nlpipe models` lists
+(one source: each model's config.json), and its commands run as written."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def table_rows(title: str):
+    """The cells of each row of the table under the ``## title`` heading (header and rule excluded)."""
+    section = README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+def test_every_test_score_in_the_models_table_is_one_nlpipe_models_lists():
+    r = run_cli("models", "--json")
+    assert r.returncode == 0, r.stderr
+    listed = {m["name"]: m for m in json.loads(r.stdout)}
+    rows = table_rows("Shipped models")
+    assert len(rows) == 7
+    for stage, model, _, scores, _ in rows:
+        name = model.split()[0]
+        assert name in listed, name
+        named = [name] + [m for m in listed if m in scores]     # a row may quote another model's score
+        recorded = {round(v, 2) for m in named for k, v in listed[m]["scores"].items() if k.startswith("test_")}
+        shown = [float(x) for x in re.findall(r"\d+\.\d+", scores)]
+        assert shown, name
+        assert [x for x in shown if x not in recorded] == [], f"{name}: README scores not in its config.json"
+
+
+def test_the_models_listing_has_a_header_and_explains_its_scores():
+    out = run_cli("models").stdout.decode("utf-8").splitlines()
+    assert out[0].split()[:5] == ["name", "stage", "lang", "arch", "scores"]
+    assert "dev_joint" in run_cli("models", "--help").stdout.decode("utf-8")
