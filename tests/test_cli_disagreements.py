@@ -69,3 +69,35 @@ def test_models_name_is_looked_for_in_nlpipe_models_first_and_errors_say_where(t
             in r.stderr)
     r = nlpipe("models")
     assert r.returncode == 0 and "which is not a folder" in r.stderr
+
+
+def test_each_eval_lists_only_its_own_options():
+    ud = run_cli("eval", "ud", "--help").stdout.decode("utf-8")
+    pos = run_cli("eval", "pos", "--help").stdout.decode("utf-8")
+    for flag in ("--model", "--scheme", "--margin", "--gold-parse", "--device"):
+        assert flag not in ud, flag
+    for flag in ("--scheme", "--gold-parse", "--gold-predicates", "--tags"):
+        assert flag not in pos, flag
+    assert "--margin" in pos and "--train" in pos and "--gold" in ud
+    r = run_cli("eval", "ud", "--gold", "x.conllu", "--model", "m")
+    assert r.returncode == 2 and b"No such option '--model'" in r.stderr
+
+
+def test_eval_parse_says_which_pos_tags_the_parser_read(tmp_path):
+    import json
+
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("# text = Dogs bark loudly.\n"
+                    "1\tDogs\tdog\tNOUN\tNNS\tNumber=Plur\t2\tnsubj\t_\t_\n"
+                    "2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n"
+                    "3\tloudly\tloudly\tADV\tRB\t_\t2\tadvmod\t_\tSpaceAfter=No\n"
+                    "4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_\n\n", encoding="utf-8")
+    r = run_cli("eval", "parse", "--gold", str(gold), "--model", "parse-biaffine-ewt")
+    assert r.returncode == 0, r.stderr
+    assert "POS tags: the gold file's" in r.stdout.decode("utf-8")
+    r = run_cli("eval", "parse", "--gold", str(gold), "--model", "parse-biaffine-ewt", "--tags", "predicted", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tags"] == "predicted"
+    assert "POS tags: predicted by the shipped tagger" in r.stderr.decode("utf-8")
+    r = run_cli("eval", "parse", "--gold", str(gold), "--pred", str(gold), "--tags", "predicted")
+    assert r.returncode == 2 and b"--tags applies to a model" in r.stderr

@@ -37,7 +37,9 @@ MODEL = click.option("-m", "--model", default=None, metavar="M",
                           "see 'nlpipe models').")
 DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
                       help="Where torch models run (auto: cuda when available).")
-AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
+AS_JSON = click.option("--json", "as_json", is_flag=True,
+                       help="Print the result as one JSON object on stdout (the summary for people then goes to "
+                            "stderr).")
 INPUT_MODE = click.option(
     "--input", "input_mode", type=click.Choice(["auto", "raw", "sentences", "tokens", "conllu"]), default="auto",
     show_default=True,
