@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,3 +41,30 @@ def test_the_models_listing_has_a_header_and_explains_its_scores():
     out = run_cli("models").stdout.decode("utf-8").splitlines()
     assert out[0].split()[:5] == ["name", "stage", "lang", "arch", "scores"]
     assert "dev_joint" in run_cli("models", "--help").stdout.decode("utf-8")
+
+
+@pytest.mark.slow
+def test_the_readmes_pipe_and_annotate_give_the_same_bytes(tmp_path):
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    block = README.split("## Use\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    pipe, one = [line.split("  #")[0].strip() for line in block.splitlines()[:2]]
+    assert pipe.startswith("nlpipe tokenize a.txt |") and one.startswith("nlpipe annotate a.txt")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nlpipe").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m nlpipe.cli "$@"\n', encoding="utf-8")
+    (bin_dir / "nlpipe").chmod(stat.S_IRWXU)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("Mary met John in Paris. They said it would rain.\n", encoding="utf-8")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    outputs = []
+    for command in (pipe, one):
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=work, env=env, capture_output=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr
+        outputs.append((work / "a.conllu").read_bytes())
+    assert outputs[0] == outputs[1] and b"# sent_id = a-1\n" in outputs[0]
