@@ -101,3 +101,21 @@ def test_eval_parse_says_which_pos_tags_the_parser_read(tmp_path):
     assert "POS tags: predicted by the shipped tagger" in r.stderr.decode("utf-8")
     r = run_cli("eval", "parse", "--gold", str(gold), "--pred", str(gold), "--tags", "predicted")
     assert r.returncode == 2 and b"--tags applies to a model" in r.stderr
+
+
+GREEK = "Η γάτα κάθεται στο χαλί. Ο σκύλος τρέχει στον κήπο και παίζει με την μπάλα του κάθε μέρα.\n"
+
+
+def test_english_models_on_greek_text_get_a_warning(tmp_path):
+    src = tmp_path / "greek.txt"
+    src.write_text(GREEK, encoding="utf-8")
+    for args in (("annotate", "--stages", "tokenize,pos", str(src)), ("tokenize", str(src))):
+        r = run_cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.decode("utf-8").count("nlpipe: warning:") == 1
+        assert (f"{src}: 100% of the letters are Greek, but the models are for 'en', written in Latin script"
+                in r.stderr.decode("utf-8"))
+    english = tmp_path / "english.txt"
+    english.write_text("The cat sits on the mat. The dog runs in the garden, Zoë says, every day.\n", encoding="utf-8")
+    r = run_cli("annotate", "--stages", "tokenize,pos", str(english))
+    assert r.returncode == 0 and r.stderr == b""

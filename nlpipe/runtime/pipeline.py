@@ -17,7 +17,9 @@ from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.io.render import FORMATS, Renderer
-from nlpipe.registry import load_stage, resolve_model
+from nlpipe.io.model_dir import UNDETERMINED
+from nlpipe.io.scripts import ScriptCheck
+from nlpipe.registry import load_stage, model_language, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
@@ -57,12 +59,32 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
     src = Source(input, mode, encoding_errors)
     try:
         tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
+        check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output) as out:
-            return Renderer(out, output_format).write_sentences(src.sentences(tokenizer))
+            return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
         src.close()
+
+
+def checked(sentences: Iterable[Sentence], check: ScriptCheck) -> Iterator[Sentence]:
+    """``sentences``, their words fed to ``check`` (a warning printed when it has one)."""
+    for s in sentences:
+        if not check.done:
+            _warn_if(check.feed(" ".join(s.forms())))
+        yield s
+    _warn_if(check.finish())
+
+
+def _warn_if(message: Optional[str]) -> None:
+    if message:
+        print_warning(message)
+
+
+def conllu_forms(text: str) -> str:
+    """The FORM column of the token lines of a piece of CoNLL-U, joined by spaces."""
+    return " ".join(line.split("\t", 2)[1] for line in text.split("\n") if line[:1].isdigit() and "\t" in line)
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
@@ -225,6 +247,8 @@ class Annotator:
         self.input_mode = "conllu" if input_mode == "auto" and not self.wants_tokenize else input_mode
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)
+        languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
+        self.language = next(iter(languages)) if len(languages) == 1 else None
         if jobs > 1:
             try:
                 if self.input_mode in ("auto", "raw", "sentences"):  # while the workers load their models
@@ -244,6 +268,7 @@ class Annotator:
         stats = {"sentences": 0, "tokens": 0}
         for path in inputs:
             src = Source(path, self.input_mode)
+            check = ScriptCheck(self.language, src.name)
             try:
                 tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
                 for r in self.runner.map(src.chunks(tokenizer, self.batch, self.runner.document)):
@@ -252,13 +277,21 @@ class Annotator:
                     for w in r.warnings:
                         self.warn(w)
                     out.write(r.text)
+                    if not check.done:
+                        self._warn_once(check.feed(conllu_forms(r.text)), progress)
                     stats["sentences"] += r.sentences
                     stats["tokens"] += r.tokens
                     progress.update(r.sentences, r.tokens, position=base + r.position)
+                self._warn_once(check.finish(), progress)
             finally:
                 src.close()
             base += src.size or 0
         return stats
+
+    def _warn_once(self, message: Optional[str], progress: Progress) -> None:
+        if message:
+            progress.clear()
+            self.warn(message)
 
     def run_file(self, src: str, dst: str, progress: Optional[Progress] = None) -> Dict[str, int]:
         """Annotate one file into ``dst``, written atomically."""
