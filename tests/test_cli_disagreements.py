@@ -119,3 +119,28 @@ def test_english_models_on_greek_text_get_a_warning(tmp_path):
     english.write_text("The cat sits on the mat. The dog runs in the garden, Zoë says, every day.\n", encoding="utf-8")
     r = run_cli("annotate", "--stages", "tokenize,pos", str(english))
     assert r.returncode == 0 and r.stderr == b""
+
+
+def test_progress_shows_model_loading_and_does_not_count_it_as_work(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_text("The cat sat. It slept.\n", encoding="utf-8")
+    r = run_cli("annotate", "--stages", "tokenize,pos", "--progress", str(src))
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode("utf-8").splitlines()
+    assert lines[0] == "annotate: loading the models of tokenize, pos ..."
+    assert lines[1].startswith("annotate: models loaded in ") and lines[-1].startswith("annotate: 2 sentences")
+
+
+def test_the_progress_rate_starts_after_loading():
+    import io
+
+    from nlpipe.runtime.progress import Progress
+
+    now = [0.0]
+    p = Progress("annotate", unit="sentences", work_unit="tokens", enabled=True, stream=io.StringIO(),
+                 clock=lambda: now[0])
+    now[0] = 6.0          # six seconds of loading
+    p.restart()
+    now[0] = 8.0
+    p.update(10, 200)
+    assert p.line(now[0]) == "annotate: 10 sentences, 200 tokens, 100 tokens/s"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, NlpipeError
@@ -249,14 +250,14 @@ class Annotator:
         self.runner = make_runner(spec, jobs)
         languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
         self.language = next(iter(languages)) if len(languages) == 1 else None
-        if jobs > 1:
-            try:
-                if self.input_mode in ("auto", "raw", "sentences"):  # while the workers load their models
-                    self.tokenizer()
+        try:
+            if self.input_mode in ("auto", "raw", "sentences"):  # (with --jobs, while the workers load theirs)
+                self.tokenizer()
+            if jobs > 1:
                 self.runner.document  # a model error in a worker shows before any output is opened
-            except BaseException:
-                self.runner.terminate()
-                raise
+        except BaseException:
+            self.runner.terminate()
+            raise
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
@@ -360,8 +361,8 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
         stats = {"sentences": 0, "tokens": 0, "files": len(todo)}
         if not todo:
             return stats
-        with Annotator(spec, jobs, batch, input_mode=input_mode) as ann, \
-                Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog:
+        with Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog, \
+                _loaded(prog, spec, jobs, batch, input_mode) as ann:
             base = 0
             for src, dst in todo:
                 with open_output(dst) as out:
@@ -371,6 +372,16 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["tokens"] += done["tokens"]
         return stats
     check_output(output)
-    with Annotator(spec, jobs, batch, input_mode=input_mode) as ann, open_output(output) as out, \
-            Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
+    with Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog, \
+            _loaded(prog, spec, jobs, batch, input_mode) as ann, open_output(output) as out:
         return ann.run(inputs, rendered(out, output_format), prog)
+
+
+def _loaded(progress: Progress, spec: PipelineSpec, jobs: int, batch: int, input_mode: str) -> Annotator:
+    """An :class:`Annotator` with its models loaded, saying so on ``progress``, whose clock then starts."""
+    t0 = time.perf_counter()
+    progress.note(f"loading the models of {', '.join(spec.stages)} ...")
+    ann = Annotator(spec, jobs, batch, input_mode=input_mode)
+    progress.note(f"models loaded in {time.perf_counter() - t0:.1f} s")
+    progress.restart()
+    return ann
