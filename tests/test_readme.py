@@ -68,3 +68,10 @@ def test_the_readmes_pipe_and_annotate_give_the_same_bytes(tmp_path):
         assert r.returncode == 0, r.stderr
         outputs.append((work / "a.conllu").read_bytes())
     assert outputs[0] == outputs[1] and b"# sent_id = a-1\n" in outputs[0]
+
+
+def test_every_picture_and_local_link_of_the_readme_exists():
+    targets = re.findall(r"\]\(([^)#\s]+)", README)
+    local = [t for t in targets if not t.startswith(("http://", "https://"))]
+    assert "docs/view.png" in local
+    assert [t for t in local if not (REPO / t).exists()] == []
