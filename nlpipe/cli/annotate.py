@@ -42,6 +42,9 @@ def model_map(models: tuple) -> Dict[str, str]:
               help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
 @O.INPUT_MODE
 @O.OUTPUT_FORMAT
+@click.option("--probs", is_flag=True,
+              help="Also write the confidences of the stages that give them, as their filters' --probs do "
+                   "(parse: MISC HeadProb=, ner: NEProb=; the other stages give none yet).")
 @click.option("--overwrite", is_flag=True,
               help="With -o DIR: annotate inputs whose output file exists again (default: not redone).")
 @O.JOBS
@@ -55,7 +58,7 @@ def model_map(models: tuple) -> Dict[str, str]:
 @O.DEVICE
 def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
              allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str,
-             output_format: str, overwrite: bool,
+             output_format: str, probs: bool, overwrite: bool,
              jobs: int, batch: int,
              progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
     """Run the chain in one process on raw text or CoNLL-U (with --input auto: read as CoNLL-U when
@@ -75,6 +78,7 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
         found = {s: str(p) for s, p in pipeline_models(models_folder).items() if not asked or s in asked}
         chosen = {**found, **chosen}
     names = plan_chain(asked, chosen, allow_mixed_languages)
+    extra = {"probs": True} if probs else {}
     if cluster is not None:
         from nlpipe.runtime.distributed import run_cluster
 
@@ -83,8 +87,8 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
                               "overwrites; leave --input, --to and --overwrite out")
 
         run_cluster(cluster, list(inputs), output, names, models=chosen, keep_existing=keep_existing,
-                    skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device)
+                    skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device, **extra)
         return
     run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
                  skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, input_mode=input_mode,
-                 overwrite=overwrite, output_format=output_format, device=device)
+                 overwrite=overwrite, output_format=output_format, device=device, **extra)
