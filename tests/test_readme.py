@@ -43,31 +43,63 @@ def test_the_models_listing_has_a_header_and_explains_its_scores():
     assert "dev_joint" in run_cli("models", "--help").stdout.decode("utf-8")
 
 
-@pytest.mark.slow
-def test_the_readmes_pipe_and_annotate_give_the_same_bytes(tmp_path):
+def shell(tmp_path: Path):
+    """``run(command)``: a README command run by bash in ``tmp_path/work``, ``nlpipe`` being this checkout."""
     import os
     import stat
     import subprocess
     import sys
 
-    block = README.split("## Use\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
-    pipe, one = [line.split("  #")[0].strip() for line in block.splitlines()[:2]]
-    assert pipe.startswith("nlpipe tokenize a.txt |") and one.startswith("nlpipe annotate a.txt")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "nlpipe").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m nlpipe.cli "$@"\n', encoding="utf-8")
     (bin_dir / "nlpipe").chmod(stat.S_IRWXU)
     work = tmp_path / "work"
     work.mkdir()
-    (work / "a.txt").write_text("Mary met John in Paris. They said it would rain.\n", encoding="utf-8")
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    outputs = []
-    for command in (pipe, one):
+
+    def run(command: str) -> subprocess.CompletedProcess:
         r = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=work, env=env, capture_output=True,
                            timeout=600)
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, (command, r.stderr)
+        return r
+
+    return work, run
+
+
+def sh_block(after: str) -> list:
+    """The commands of the first sh block after the line ``after`` (comments and ``[...]`` options dropped)."""
+    block = README.split(after + "\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [re.sub(r"\s*\[[^]]*\]", "", line.split("  #")[0]).strip() for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_the_readmes_pipe_and_annotate_give_the_same_bytes(tmp_path):
+    pipe, one = sh_block("## Use")[:2]
+    assert pipe.startswith("nlpipe tokenize a.txt |") and one.startswith("nlpipe annotate a.txt")
+    work, run = shell(tmp_path)
+    (work / "a.txt").write_text("Mary met John in Paris. They said it would rain.\n", encoding="utf-8")
+    outputs = []
+    for command in (pipe, one):
+        run(command)
         outputs.append((work / "a.conllu").read_bytes())
     assert outputs[0] == outputs[1] and b"# sent_id = a-1\n" in outputs[0]
+
+
+@pytest.mark.slow
+def test_the_readmes_input_and_output_examples_run(tmp_path):
+    commands = sh_block("### Input modes and readable output")
+    assert len(commands) == 6
+    work, run = shell(tmp_path)
+    (work / "lines.txt").write_text("the cat sat\nthe dog ran\n", encoding="utf-8")
+    (work / "toks.txt").write_text("I can't swim\nDogs bark\n", encoding="utf-8")
+    (work / "a.txt").write_text("Mary met John in Paris. They said it would rain.\n", encoding="utf-8")
+    run("nlpipe annotate a.txt -o a.conllu")
+    out = {c.split()[1] + " " + c.split()[-1]: run(c).stdout.decode("utf-8") for c in commands}
+    assert out["annotate lines.txt"].count("# text = ") == 2 and "\tcan't\t" in out["annotate toks.txt"]
+    assert "─┮" in out["annotate tree"] and out["parse json"].startswith('{"sent_id": "a-1"')
+    assert out["convert a.conllu"] == "Mary met John in Paris.\nThey said it would rain.\n"
+    assert (work / "a.html").read_text(encoding="utf-8").count("<svg") == 2
 
 
 def test_every_picture_and_local_link_of_the_readme_exists():
