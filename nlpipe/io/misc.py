@@ -10,7 +10,7 @@ Words are addressed by their position in :attr:`Sentence.words` (0-based); ``SRL
 predicates by word ID (position + 1). A malformed entry is an :class:`InputError` naming the file and
 line. :class:`Frame` is a predicate with its spans, the form the corpus readers and converters use.
 Generic ``Key=Value`` entries are read and written by :func:`misc_get` / :func:`misc_set`, which
-live in :mod:`nlpipe.io.conllu` (its ``Sentence.text()`` reads ``SpaceAfter``) and are re-exported here.
+live in :mod:`nlpipe.io.conllu` (its ``Sentence.text`` reads ``SpaceAfter``) and are re-exported here.
 """
 from __future__ import annotations
 
