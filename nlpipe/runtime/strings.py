@@ -9,7 +9,7 @@ import io
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
-from nlpipe.errors import NlpipeError
+from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.io.conllu import Sentence
 from nlpipe.io.document import Document
 from nlpipe.io.model_dir import UNDETERMINED
@@ -47,7 +47,11 @@ class Pipeline:
         elif models is not None:
             chosen = dict(models)
         elif lang != "en":
-            chosen = {s: str(p) for s, p in pipeline_models(lang).items()}
+            try:
+                chosen = {s: str(p) for s, p in pipeline_models(lang).items()}
+            except ModelError as e:
+                raise ModelError(f"no models for language '{lang}': give models= (a folder of models, or "
+                                 f"{{stage: model}}), or put a folder '{lang}' in $NLPIPE_MODELS ({e})") from None
         if asked:
             chosen = {s: m for s, m in chosen.items() if s in asked}
         names = plan_chain(asked, chosen)
