@@ -14,7 +14,7 @@ import time
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, NlpipeError
-from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
+from nlpipe.io.conllu import Sentence, read_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.io.render import FORMATS, Renderer

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Union
 
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.io.conllu import Sentence
