@@ -84,16 +84,22 @@ def models_under(root: Path, depth: int = 2) -> List[Path]:
     return [m for sub in sorted(p for p in root.iterdir() if p.is_dir()) for m in models_under(sub, depth - 1)]
 
 
+def missing_model_roots() -> List[Path]:
+    """The folders of ``NLPIPE_MODELS`` that are not there (commands warn about them)."""
+    return [p for p in user_model_roots() if not p.is_dir()]
+
+
 def find_pipeline(folder: str) -> Path:
-    """A folder of models: a path, or the name of a folder in one of the ``NLPIPE_MODELS`` folders."""
+    """A folder of models: a name (no path separator) is looked for in the ``NLPIPE_MODELS`` folders
+    first, then here; a path only where it says. Not found: an error naming every place looked at."""
     p = Path(folder)
-    if p.is_dir():
-        return p
-    for root in user_model_roots():
-        if (root / folder).is_dir():
-            return root / folder
-    where = f" nor a folder in ${MODELS_PATH}" if os.environ.get(MODELS_PATH) else ""
-    raise ModelError(f"{folder}: no such folder of models (not a directory{where})")
+    bare = not any(sep and sep in folder for sep in (os.sep, os.altsep)) and folder not in (".", "..")
+    looked = [root / folder for root in user_model_roots()] if bare else []
+    for candidate in looked + [p]:
+        if candidate.is_dir():
+            return candidate
+    places = ", ".join(str(c) for c in looked + [p])
+    raise ModelError(f"{folder}: no such folder of models (looked for {places})")
 
 
 def pipeline_models(folder: str) -> Dict[str, Path]:

@@ -29,6 +29,7 @@ SHARED = {
     "--lang": (("--lang",), None),
     "--margin": (("--margin",), None),
     "--checkpoints": (("--checkpoints",), None),
+    "--input": (("--input",), "auto"),
 }
 # A model's hyper-parameters: the same name means the same thing in each trainer, but the best value
 # depends on the model, so each trainer keeps its own default.
@@ -68,7 +69,7 @@ def long_name(option: click.Option) -> str:
 
 def test_the_walk_sees_every_command():
     names = [n for n, _ in commands()]
-    for expected in ("tokenize", "annotate", "eval", "convert", "models", "train pos", "train parse",
+    for expected in ("tokenize", "annotate", "eval pos", "eval ud", "convert", "models", "train pos", "train parse",
                      "train jackknife", "train srl-data", "train tokenize"):
         assert expected in names
     assert "train" not in names   # a group is walked into, not checked as a command
@@ -104,13 +105,14 @@ def test_shared_options_are_where_they_belong():
     for c, o, _ in options():
         where[long_name(o)].add(c)
     assert {"tokenize", "pos", "parse", "ner", "predicates", "srl", "annotate"} <= where["--output"]
-    assert {"pos", "parse", "ner", "predicates", "srl", "annotate", "eval"} <= where["--model"]
+    assert {"pos", "parse", "ner", "predicates", "srl", "annotate", "eval pos", "eval srl"} <= where["--model"]
     assert {"train tokenize", "train pos", "train parse", "train ner", "train srl"} <= where["--seed"]
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--max-minutes"]
     assert {"train tokenize", "train parse", "train ner", "train srl"} <= where["--threads"]
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--glove-top"]
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--vectors"]
-    assert {"pos", "parse", "ner", "annotate", "eval", "train parse", "train ner"} <= where["--device"]
+    assert {"pos", "parse", "ner", "annotate", "eval parse", "train parse", "train ner"} <= where["--device"]
+    assert {"tokenize", "annotate"} <= where["--input"]
 
 
 def test_stage_lists_are_the_registry_one():
@@ -119,8 +121,8 @@ def test_stage_lists_are_the_registry_one():
     assert cli.list_commands(ctx)[:len(STAGES)] == list(STAGES)        # the filters
     train = cli.get_command(ctx, "train")
     assert train.list_commands(click.Context(train))[:len(STAGES)] == list(STAGES)
-    stage_arg = next(p for p in cli.get_command(ctx, "eval").params if p.name == "stage")
-    assert tuple(stage_arg.type.choices) == STAGES + ("ud",)   # ud: every CoNLL 2018 metric of a file
+    evaluate = cli.get_command(ctx, "eval")
+    assert tuple(evaluate.list_commands(click.Context(evaluate))) == STAGES + ("ud",)   # ud: every CoNLL 2018 metric
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["train", "pos", "--help"],

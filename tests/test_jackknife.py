@@ -32,8 +32,17 @@ def test_folds_cut_at_document_starts_into_near_equal_contiguous_parts():
     assert [len(p) for p in parts] == [6, 6, 6]
     with pytest.raises(NlpipeError, match="at least 2"):
         document_folds(sents, 1)
-    with pytest.raises(NlpipeError, match="cannot make"):
-        document_folds(sents[:4], 3)  # two documents
+    with pytest.raises(NlpipeError, match="2 sentences cannot make 3 folds"):
+        document_folds(sents[:2], 3)
+
+
+def test_fewer_documents_than_folds_are_cut_between_sentences_with_a_warning():
+    sents = parse_string(doc_file(1, per_doc=5))        # one # newdoc
+    said = []
+    parts = document_folds(sents, 2, warn=said.append)
+    assert parts == [[0, 1], [2, 3, 4]] or parts == [[0, 1, 2], [3, 4]]
+    assert said == ["1 document (# newdoc) cannot make 2 folds: the folds are cut between sentences instead"]
+    assert document_folds(sents, 2, interleave=True) == [[0, 2, 4], [1, 3]]
 
 
 def test_a_file_without_documents_is_cut_between_any_sentences():
@@ -84,3 +93,15 @@ def test_the_default_work_folder_is_removed_after_a_success(tmp_path, monkeypatc
     train.write_text(doc_file(2), encoding="utf-8")
     jackknife(str(train), str(train), str(tmp_path / "jk.conllu"), folds=2, pos_args=[*TRAIN_ARGS, "--no-clusters"])
     assert (tmp_path / "jk.conllu").exists() and not any((tmp_path / "tmp").iterdir())
+
+
+def test_jackknife_on_a_file_of_one_document_warns_and_runs(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(doc_file(1, per_doc=4), encoding="utf-8")
+    out = tmp_path / "jk.conllu"
+    r = subprocess.run([sys.executable, "-m", "nlpipe", "train", "jackknife", "--train", str(train), "--dev", str(train),
+                        "-o", str(out), "--folds", "2", "--", *TRAIN_ARGS, "--no-clusters"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "nlpipe: warning: 1 document (# newdoc) cannot make 2 folds: the folds are cut between sentences" in r.stderr
+    assert len(list(read_file(str(out)))) == 4

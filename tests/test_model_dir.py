@@ -306,7 +306,8 @@ def test_nlpipe_models_lists_language_and_scores(capsys):
     assert rows["pos-ewt"]["scores"] == {  # the session-14 model, which writes FEATS and LEMMA too
         "dev_upos": 95.23, "dev_xpos": 94.62, "dev_ufeats": 95.62, "dev_alltags": 92.85, "dev_lemmas": 97.18,
         "dev_joint": 94.1, "test_upos": 95.75, "test_xpos": 95.18, "test_ufeats": 95.96, "test_alltags": 93.51,
-        "test_lemmas": 97.03}
+        "test_lemmas": 97.03, "test_alltags_after_parse": 93.77, "test_mlas_raw_text": 77.11,
+        "test_blex_raw_text": 79.57}
     assert rows["ner-uner-ewt"]["scores"] == {"dev_f1": 71.64, "test_f1": 71.87}
 
 

@@ -97,14 +97,15 @@ def test_nlpipe_models_lists_user_folders_and_refuses_a_missing_one(tmp_path, mo
     from nlpipe.cli import main
 
     model(tmp_path / "de" / "pos", "pos", "de")
-    monkeypatch.setenv("NLPIPE_MODELS", f"{tmp_path / 'gone'}{os.pathsep}{tmp_path}")   # a missing one is skipped
+    monkeypatch.setenv("NLPIPE_MODELS", f"{tmp_path / 'gone'}{os.pathsep}{tmp_path}")   # a missing one: a warning
     main(["models"])
     line = next(x for x in capsys.readouterr().out.splitlines() if str(tmp_path) in x)
     assert line.split() == [str(tmp_path / "de" / "pos"), "pos", "de", "none.v1", "dev_las", "80.0"]
     with pytest.raises(SystemExit) as e:
         main(["models", "--models", str(tmp_path / "nope")])
     assert e.value.code == 2
-    assert capsys.readouterr().err == f"nlpipe: error: --models {tmp_path / 'nope'}: no such folder\n"
+    assert capsys.readouterr().err == (f"nlpipe: warning: $NLPIPE_MODELS names {tmp_path / 'gone'}, which is not a "
+                                       f"folder\nnlpipe: error: --models {tmp_path / 'nope'}: no such folder\n")
 
 
 def test_every_trainer_takes_the_language():

@@ -391,3 +391,17 @@ def test_learned_rules_cover_every_character_once(text):
     assert "".join(text[s:e] for s, e in spans) == "".join(text.split())
     assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans, spans[1:]))
     assert all(s < e and not any(c.isspace() for c in text[s:e]) for s, e in spans)
+
+
+def test_the_sentence_threshold_search_scores_dev_with_the_network_once(tmp_path, monkeypatch):
+    # 20 thresholds are tried after training; the network's scores do not depend on the threshold, so dev
+    # is scored once for them (it was 20 times: train pipeline's tokenizer overran its time share by that)
+    from nlpipe.models.segmenter_numpy import SegmenterInference
+
+    calls = []
+    real = SegmenterInference.scores
+    monkeypatch.setattr(SegmenterInference, "scores", lambda self, *a: calls.append(1) or real(self, *a))
+    main(["train", "tokenize", "--train", str(TRAIN), "--dev", str(DEV), "--out", str(tmp_path / "m"), "--lang", "fr",
+          "--epochs", "1", "--channels", "4", "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"])
+    per_scoring = len(calls) // 2      # dev scored after the one epoch, then once more for the threshold search
+    assert per_scoring >= 1 and len(calls) == 2 * per_scoring

@@ -25,7 +25,8 @@ PREPS = ["ko", "ma", "tu"]
 
 def sentence(rng: random.Random, n: int, lemmas_feats: bool = True) -> Tuple[str, List[str]]:
     """One sentence ``ART NOUN [ADJ] VERB PREP ART NOUN .``: its ``# text`` and its CoNLL-U lines
-    (LEMMA and FEATS ``_`` unless ``lemmas_feats``)."""
+    (LEMMA and FEATS ``_`` unless ``lemmas_feats``; the second noun's FEATS say Case=Acc, which its
+    place in the tree decides, so that the parsers get FEATS after the parse)."""
     art1, noun1, verb = rng.choice(ARTICLES), rng.choice(NOUNS), rng.choice(VERBS)
     prep, art2, noun2 = rng.choice(PREPS), rng.choice(ARTICLES), rng.choice(NOUNS)
     adj = rng.choice(ADJS) if rng.random() < 0.4 else None
@@ -39,7 +40,7 @@ def sentence(rng: random.Random, n: int, lemmas_feats: bool = True) -> Tuple[str
     words[1] = words[1][:4] + (v,) + words[1][5:]
     p = len(words) + 1
     words += [(prep, prep, "ADP", "_", p + 2, "case"), (art2, art2, "DET", "Definite=Def", p + 2, "det"),
-              (noun2, noun2, "NOUN", "Number=Sing", v, "obl"), (".", ".", "PUNCT", "_", v, "punct")]
+              (noun2, noun2, "NOUN", "Case=Acc|Number=Sing", v, "obl"), (".", ".", "PUNCT", "_", v, "punct")]
     contraction = CONTRACTIONS.get((prep, art2))
     rows, text = [], []
     for i, (form, lemma, upos, feats, head, rel) in enumerate(words, 1):
@@ -136,6 +137,10 @@ def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(
         at = next(i for i, line in enumerate(lines) if line.startswith(head))
         assert lines[at + 1].strip().startswith("dev ") and any(metric in x for x in lines[at + 1:at + 5])
     assert lines[-1].startswith("pipeline (qkl): ") and lines[-1].endswith(str(out))
+    for parser in ("parse-transition (parse", "parse (parse"):   # FEATS after the parse, on stdout too
+        at = next(i for i, line in enumerate(lines) if line.startswith(parser))
+        block = lines[at + 1:next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))]
+        assert any(x.split()[:2] == ["dev", "ufeats_after_parse"] for x in block), block
     pos = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["training"]["scores"]
     assert {"dev_upos", "dev_lemmas", "dev_ufeats"} <= set(pos)   # the treebank has lemmas and features
     tagger = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["model"]

@@ -306,7 +306,8 @@ def test_train_pipeline_adds_it_to_a_parser_when_the_treebank_has_feats_and_a_ta
     from nlpipe.train import pipeline, tree_feats as T
 
     calls = []
-    monkeypatch.setattr(T, "add_to_parsers", lambda train, dev, parsers, pos, **kw: calls.append((parsers, pos)))
+    monkeypatch.setattr(T, "add_to_parsers", lambda train, dev, parsers, pos, **kw: calls.append((parsers, pos))
+                        or [{"groups": [], "dev_ufeats_tagger": None, "dev_ufeats_after_parse": None} for _ in parsers])
     (tmp_path / "train.conllu").write_text(TRAIN, encoding="utf-8")
     (tmp_path / "bare.conllu").write_text(TRAIN.replace(IMP, "_").replace(INF, "_").replace("Number=Sing", "_")
                                           .replace("Case=Nom|_|Person=1|PronType=Prs", "_").replace("VerbForm=Fin", "_"))

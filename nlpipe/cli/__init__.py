@@ -41,6 +41,7 @@ COMMANDS: Dict[str, str] = {
     "eval": "evaluate:eval_command",
     "convert": "convert:convert",
     "models": "models:models",
+    "view": "view:view",
 }
 
 

@@ -40,6 +40,13 @@ def model_map(models: tuple) -> Dict[str, str]:
                    "leaves FEATS as they are).")
 @click.option("--skip-bad", is_flag=True,
               help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
+@O.INPUT_MODE
+@O.OUTPUT_FORMAT
+@click.option("--probs", is_flag=True,
+              help="Also write the confidences of the stages that give them, as their filters' --probs do "
+                   "(parse: MISC HeadProb=, ner: NEProb=; the other stages give none yet).")
+@click.option("--overwrite", is_flag=True,
+              help="With -o DIR: annotate inputs whose output file exists again (default: not redone).")
 @O.JOBS
 @O.BATCH
 @click.option("--progress/--no-progress", default=None,
@@ -50,26 +57,38 @@ def model_map(models: tuple) -> Dict[str, str]:
               help="With --cluster: times a failed file is tried again.")
 @O.DEVICE
 def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
-             allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, jobs: int, batch: int,
+             allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str,
+             output_format: str, probs: bool, overwrite: bool,
+             jobs: int, batch: int,
              progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
-    """Run the chain in one process on raw text or CoNLL-U (read as CoNLL-U when tokenize is not
-    asked or the input looks like CoNLL-U). Models of different languages are refused."""
+    """Run the chain in one process on raw text or CoNLL-U (with --input auto: read as CoNLL-U when
+    tokenize is not asked or the input looks like CoNLL-U; --input raw, sentences or tokens tokenize
+    the text whatever --stages says). Models of different languages are refused."""
     from nlpipe.runtime.chain import plan_chain
     from nlpipe.runtime.pipeline import run_annotate
 
     chosen = model_map(models)
     asked = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
     if models_folder is not None:
+        from nlpipe.cli.output import warn_missing_model_roots
         from nlpipe.registry import pipeline_models
+
+        warn_missing_model_roots()
 
         found = {s: str(p) for s, p in pipeline_models(models_folder).items() if not asked or s in asked}
         chosen = {**found, **chosen}
     names = plan_chain(asked, chosen, allow_mixed_languages)
+    extra = {"probs": True} if probs else {}
     if cluster is not None:
         from nlpipe.runtime.distributed import run_cluster
 
+        if input_mode != "auto" or overwrite or output_format != "conllu":
+            raise NlpipeError("--cluster reads its inputs as --input auto, writes CoNLL-U and never "
+                              "overwrites; leave --input, --to and --overwrite out")
+
         run_cluster(cluster, list(inputs), output, names, models=chosen, keep_existing=keep_existing,
-                    skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device)
+                    skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device, **extra)
         return
     run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
-                 skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, device=device)
+                 skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, input_mode=input_mode,
+                 overwrite=overwrite, output_format=output_format, device=device, **extra)

@@ -6,7 +6,7 @@ import click
 from nlpipe.cli import options as O
 
 SOURCES = ("conllu", "conll2003", "conll2012", "text")
-TARGETS = ("conllu", "conll2003", "conll2005", "text")
+TARGETS = ("conllu", "conll2003", "conll2005", "text", "json", "tree")
 
 
 @click.command()
@@ -14,7 +14,8 @@ TARGETS = ("conllu", "conll2003", "conll2005", "text")
               help="Input format (conll2012: span props, read into MISC Pred=/SRL=; text: raw text through "
                    "the default tokenizer).")
 @click.option("--to", "dst", type=click.Choice(TARGETS), default="conllu", show_default=True,
-              help="Output format (conll2005: srl-eval.pl props; text: one sentence a line).")
+              help="Output format (conll2005: srl-eval.pl props; text: one sentence a line; json: one object a "
+                   "sentence a line; tree: dependency trees drawn in the terminal).")
 @O.INPUT
 @O.OUTPUT
 def convert(src: str, dst: str, input: str, output: str) -> None:

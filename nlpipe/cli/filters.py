@@ -13,37 +13,39 @@ import click
 from nlpipe.cli import options as O
 from nlpipe.errors import NlpipeError
 
-METHODS = {"trained": "tokenize-char-ewt", "rules": "tokenize-rules-ewt"}
-
-
 @click.command()
 @O.INPUT
 @O.OUTPUT
 @O.MODEL
-@click.option("--method", type=click.Choice(list(METHODS)), default=None,
+@click.option("--method", type=click.Choice(["trained", "rules"]), default=None,
               help="trained: the character model (the default when shipped); rules: Punkt sentences + "
-                   "Treebank-style words (no trained model, fastest).")
+                   "Treebank-style words (no trained model, fastest). With --model, it must be the model's.")
+@O.INPUT_MODE
+@O.OUTPUT_FORMAT
 @click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
               show_default=True, help="What to do with bytes that are not UTF-8.")
-def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], encoding_errors: str) -> None:
-    """Split raw text into sentences and tokens (CoNLL-U out)."""
+def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], input_mode: str,
+             output_format: str, encoding_errors: str) -> None:
+    """Split raw text into sentences and tokens (CoNLL-U out; CoNLL-U in is written as it is)."""
     from nlpipe.runtime.pipeline import run_tokenize
 
-    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors)
+    run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors, mode=input_mode,
+                 output_format=output_format)
 
 
 def _stage_command(stage: str, help_text: str, *options: Callable, batch: Optional[int] = None) -> click.Command:
     """``nlpipe STAGE [INPUT] [-o OUT] [-m M] [--device D]``; the extra click ``options`` go to the
     stage's loader as keyword arguments; ``batch``: sentences per chunk, where not the default."""
 
-    def command(input: str, output: str, model: Optional[str], device: str, **extra: Any) -> None:
+    def command(input: str, output: str, model: Optional[str], device: str, output_format: str,
+                **extra: Any) -> None:
         from nlpipe.runtime.pipeline import run_stage
 
         if batch is not None:
             extra["batch"] = batch
-        run_stage(stage, input, output, model=model, device=device, **extra)
+        run_stage(stage, input, output, model=model, device=device, output_format=output_format, **extra)
 
-    for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE) + options):
+    for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE, O.OUTPUT_FORMAT) + options):
         command = option(command)
     return click.command(name=stage, help=help_text)(command)
 
@@ -75,6 +77,7 @@ srl = _stage_command(
 @click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
 @O.probs("HeadProb")
 @O.MARGIN
+@O.OUTPUT_FORMAT
 @click.option("--keep-feats", is_flag=True,
               help="Leave FEATS as the input has them (a parser folder with feats/ re-decides those the tree "
                    "decides; see 'nlpipe train parse-feats').")
@@ -82,7 +85,7 @@ srl = _stage_command(
               help="Biaffine: run the network in int8 on the CPU (torch dynamic quantization): about a seventh "
                    "less CPU time on large inputs, the same dev LAS; torch's start-up (about 2 s) is paid.")
 def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
-          probs: bool, margin: Optional[float], keep_feats: bool, int8: bool) -> None:
+          probs: bool, margin: Optional[float], output_format: str, keep_feats: bool, int8: bool) -> None:
     """Predict HEAD and DEPREL (CoNLL-U with POS in)."""
     from nlpipe.registry import MODELS_DIR
     from nlpipe.runtime.pipeline import run_stage
@@ -97,4 +100,4 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
     if parser == "transition":
         extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
     run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs,
-              feats=not keep_feats, **extra)
+              feats=not keep_feats, output_format=output_format, **extra)

@@ -52,13 +52,25 @@ def list_models(folders: Sequence[str] = ()) -> List[Dict[str, Any]]:
                    "$NLPIPE_MODELS (separated by ':') are listed too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON on stdout.")
 def models(folders: tuple, as_json: bool) -> None:
-    """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their language
-    and dev scores; * marks a stage's default."""
+    """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their stage,
+    language, architecture and scores (in %), as each model's config.json records them.
+
+    \b
+    *          the stage's default model
+    dev_...    on the treebank's dev file (the one training selected on); test_...: on its test file
+    dev_joint  (pos) UPOS and XPOS both right: the joint label the tagger predicts
+    ..._raw_text  from raw text through the shipped tokenizer (else gold tokens)
+    """
+    from nlpipe.cli.output import warn_missing_model_roots
+
+    warn_missing_model_roots()
     rows = list_models(folders)
     if as_json:
         click.echo(json.dumps(rows))
         return
     width = max([24] + [len(r["name"]) for r in rows])
+    click.echo(f"  {'name':<{width}} {'stage':<11} {'lang':<4} {'arch':<20} scores (%; 'nlpipe models --help' "
+               f"explains them)")
     for r in rows:
         scores = ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}" for k, v in r["scores"].items()) or "-"
         mark = "*" if r["default"] else " "

@@ -22,6 +22,8 @@ from typing import Any, Callable, Optional
 
 import click
 
+from nlpipe.io.render import FORMATS
+
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 DEVICES = ("cpu", "cuda", "auto")
@@ -35,7 +37,20 @@ MODEL = click.option("-m", "--model", default=None, metavar="M",
                           "see 'nlpipe models').")
 DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
                       help="Where torch models run (auto: cuda when available).")
-AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
+AS_JSON = click.option("--json", "as_json", is_flag=True,
+                       help="Print the result as one JSON object on stdout (the summary for people then goes to "
+                            "stderr).")
+INPUT_MODE = click.option(
+    "--input", "input_mode", type=click.Choice(["auto", "raw", "sentences", "tokens", "conllu"]), default="auto",
+    show_default=True,
+    help="How to read the input: auto (CoNLL-U or raw text, told apart by the first lines), raw (text: "
+         "sentences and tokens are found), sentences (one sentence a line, tokens are found), tokens (one "
+         "sentence a line, tokens split at spaces as they are, no multiword tokens), conllu (already "
+         "tokenized). A blank line starts a paragraph.")
+OUTPUT_FORMAT = click.option(
+    "--to", "output_format", type=click.Choice(list(FORMATS)), default="conllu", show_default=True,
+    help="Output format: conllu; json (one object a sentence a line: words with named fields, entities, "
+         "predicates and roles); text (one sentence a line); tree (each dependency tree drawn in the terminal).")
 JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
                     help="Processes working at the same time (annotate: workers that each load the models "
                          "once, output order kept; train jackknife: folds trained at once).")

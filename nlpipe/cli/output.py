@@ -19,3 +19,11 @@ def echo_result(result: Dict[str, Any], summary: str, as_json: bool) -> None:
 
 def warn(message: str) -> None:
     click.echo(f"nlpipe: warning: {message}", err=True)
+
+
+def warn_missing_model_roots() -> None:
+    """A warning for each folder of ``$NLPIPE_MODELS`` that is not there."""
+    from nlpipe.registry import MODELS_PATH, missing_model_roots
+
+    for root in missing_model_roots():
+        warn(f"${MODELS_PATH} names {root}, which is not a folder")

@@ -512,7 +512,10 @@ def train_jackknife(train_file: str, dev_file: str, output: str, folds: int, job
     tagged by 'nlpipe train pos' (with the options after --) trained on the other folds."""
     from nlpipe.train.jackknife import jackknife
 
-    parts = jackknife(train_file, dev_file, output, folds, list(pos_args), work, jobs, interleave=interleave)
+    from nlpipe.cli.output import warn
+
+    parts = jackknife(train_file, dev_file, output, folds, list(pos_args), work, jobs, interleave=interleave,
+                      warn=warn)
     click.echo(f"{output}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
                err=True)
 

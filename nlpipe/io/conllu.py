@@ -18,7 +18,7 @@ columns are passed through. Every token line of a sentence must have the same nu
 from __future__ import annotations
 
 import io
-from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from nlpipe.errors import InputError
 from nlpipe.io.inputs import BOM, open_input, read_lines
@@ -133,17 +133,19 @@ class Sentence:
                 raise ValueError("line_of: the row is not one of this sentence's rows")
         return self.line + len(self.comments) + row
 
-    def text(self) -> str:
-        """The sentence text: ``# text`` if present, else rebuilt from tokens and SpaceAfter."""
+    @property
+    def text(self) -> "Text":
+        """The sentence text: ``# text`` if present, else rebuilt from tokens and SpaceAfter (an
+        attribute like :attr:`sent_id`; ``text()`` still works)."""
         t = self.meta("text")
         if t is not None:
-            return t
+            return Text(t)
         parts = []
         for tok in self.tokens:
             parts.append(tok[FORM])
             if misc_get(tok[MISC], "SpaceAfter") != "No":
                 parts.append(" ")
-        return "".join(parts).rstrip(" ")
+        return Text("".join(parts).rstrip(" "))
 
     def to_string(self) -> str:
         lines = self.comments + ["\t".join(r) for r in self.rows]
@@ -200,8 +202,112 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.words)
 
+    def __iter__(self) -> Iterator["Word"]:
+        """The syntactic words as :class:`Word` views with named fields (``for word in sentence``)."""
+        return (Word(row) for row in self.words)
+
+    def __getitem__(self, i: int) -> "Word":
+        """The ``i``-th syntactic word (0-based, as in :attr:`words`) as a :class:`Word` view."""
+        return Word(self.words[i])
+
+    def __eq__(self, other: object) -> bool:
+        """Equal sentences have the same comments and token lines (how the file ends lines, a
+        byte-order mark, blank lines after the sentence and the line it was read from do not count)."""
+        if not isinstance(other, Sentence):
+            return NotImplemented
+        return self.comments == other.comments and self.rows == other.rows
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
     def __repr__(self) -> str:
         return f"Sentence({self.sent_id!r}, {len(self.words)} words)"
+
+
+def _column(index: int, doc: str) -> property:
+    """A :class:`Word` field over one column: ``None`` for ``_``, and ``None`` writes ``_``."""
+
+    def get(self: "Word") -> Optional[str]:
+        value = self.row[index]
+        return None if value == "_" else value
+
+    def set(self: "Word", value: Optional[str]) -> None:
+        self.row[index] = "_" if value is None else value
+
+    return property(get, set, doc=doc)
+
+
+class Word:
+    """A view of one word's row with named fields; reading and setting them reads and writes the row.
+
+    Columns left ``_`` read as ``None`` (FORM excepted: it is always the form). ``head`` is an int
+    (0: the root), ``ne`` the ``NE=`` BIO tag (``O`` outside entities), ``pred`` the ``Pred=``
+    roleset of a predicate, ``roles`` maps a predicate's word ID to this word's BIO tag in its
+    frame (``SRL=``; written and checked by :mod:`nlpipe.io.misc`).
+    """
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: List[str]):
+        self.row = row
+
+    lemma = _column(LEMMA, "LEMMA")
+    upos = _column(UPOS, "UPOS")
+    xpos = _column(XPOS, "XPOS")
+    feats = _column(FEATS, "FEATS, e.g. ``Number=Sing|Person=3``")
+    deprel = _column(DEPREL, "DEPREL")
+    deps = _column(DEPS, "DEPS")
+    misc = _column(MISC, "MISC")
+
+    @property
+    def id(self) -> int:
+        return int(self.row[ID])
+
+    @property
+    def form(self) -> str:
+        return self.row[FORM]
+
+    @property
+    def head(self) -> Optional[int]:
+        return None if self.row[HEAD] == "_" else int(self.row[HEAD])
+
+    @property
+    def ne(self) -> str:
+        return misc_get(self.row[MISC], "NE") or "O"
+
+    @property
+    def pred(self) -> Optional[str]:
+        return misc_get(self.row[MISC], "Pred")
+
+    @property
+    def roles(self) -> Dict[int, str]:
+        return {int(p): tag for p, tag in srl_entries(misc_get(self.row[MISC], "SRL")) if p.isdigit()}
+
+    @property
+    def space_after(self) -> bool:
+        return misc_get(self.row[MISC], "SpaceAfter") != "No"
+
+    def __eq__(self, other: object) -> bool:
+        return self.row == other.row if isinstance(other, Word) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Word({self.row[ID]}, {self.row[FORM]!r})"
+
+
+def srl_entries(value: Optional[str]) -> List[Tuple[str, str]]:
+    """The ``(predicate word ID, tag)`` pairs of an ``SRL=`` value such as ``2:B-ARG0,6:I-ARG1``
+    (``None``: none), as written; :func:`nlpipe.io.misc.srl_tags` checks them."""
+    if not value:
+        return []
+    return [(pid, tag) for pid, _, tag in (entry.partition(":") for entry in value.split(","))]
+
+
+class Text(str):
+    """A sentence's text; calling it gives itself, for code written when ``text`` was a method."""
+
+    def __call__(self) -> str:
+        return str(self)
 
 
 def boundary(comment: str) -> Optional[str]:

@@ -10,7 +10,7 @@ Words are addressed by their position in :attr:`Sentence.words` (0-based); ``SRL
 predicates by word ID (position + 1). A malformed entry is an :class:`InputError` naming the file and
 line. :class:`Frame` is a predicate with its spans, the form the corpus readers and converters use.
 Generic ``Key=Value`` entries are read and written by :func:`misc_get` / :func:`misc_set`, which
-live in :mod:`nlpipe.io.conllu` (its ``Sentence.text()`` reads ``SpaceAfter``) and are re-exported here.
+live in :mod:`nlpipe.io.conllu` (its ``Sentence.text`` reads ``SpaceAfter``) and are re-exported here.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from nlpipe.errors import STAGE_INPUT, InputError
-from nlpipe.io.conllu import FORM, LEMMA, MISC, Sentence, misc_get, misc_set
+from nlpipe.io.conllu import FORM, LEMMA, MISC, Sentence, misc_get, misc_set, srl_entries
 from nlpipe.tags import Span, is_tag, spans, spans_to_bio
 
 __all__ = ["misc_get", "misc_set", "ne_tags", "set_ne_tags", "predicates", "set_predicates", "srl_tags",
@@ -73,12 +73,9 @@ def srl_tags(sent: Sentence, path: str = STAGE_INPUT) -> Dict[int, List[str]]:
     n = len(sent.words)
     out: Dict[int, List[str]] = {p: ["O"] * n for p in predicates(sent)}
     for i, w in enumerate(sent.words):
-        value = misc_get(w[MISC], "SRL")
-        if not value:
-            continue
-        for entry in value.split(","):
-            pid, colon, tag = entry.partition(":")
-            if not (colon and pid.isdigit() and is_tag(tag)):
+        for pid, tag in srl_entries(misc_get(w[MISC], "SRL")):
+            entry = f"{pid}:{tag}" if tag else pid
+            if not (pid.isdigit() and is_tag(tag)):
                 raise InputError(path, sent.line_of(w), f"bad SRL entry '{entry}' (expected <predicate word "
                                                         f"ID>:<tag>, e.g. 2:B-ARG0)")
             p = int(pid) - 1

@@ -14,5 +14,5 @@ def raw_text(sentences: Iterable[Sentence]) -> str:
     for sent in sentences:
         if not paragraphs or sent.starts_paragraph:
             paragraphs.append([])
-        paragraphs[-1].append(sent.text())
+        paragraphs[-1].append(sent.text)
     return "".join(" ".join(p) + "\n\n" for p in paragraphs)[:-1] if paragraphs else ""

@@ -6,16 +6,19 @@
 - ``conll2012`` (input only): span props -> FORM, XPOS, LEMMA on predicates, MISC ``Pred=``/``SRL=``.
 - ``conll2005`` (output only): srl-eval.pl props, one bracket column per predicate.
 - ``text``: raw text in (through the tokenizer), one sentence per line out, blank line between paragraphs.
+- ``json``, ``tree`` (output only): JSON Lines and dependency trees, as ``--to`` writes them everywhere
+  (:mod:`nlpipe.io.render`).
 """
 from __future__ import annotations
 
 from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from nlpipe.io.conllu import FORM, LEMMA, MISC, UPOS, XPOS, Sentence, read_conllu, write_conllu
+from nlpipe.io.conllu import FORM, LEMMA, MISC, UPOS, XPOS, Sentence, read_conllu
 from nlpipe.io.formats import doc_key, read_conll2003, read_conll2012
 from nlpipe.io.inputs import open_input
 from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, misc_get, misc_set, ne_tags, set_ne_tags
 from nlpipe.io.outputs import open_output
+from nlpipe.io.render import Renderer
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.tags import Span
 
@@ -122,26 +125,24 @@ def write_conll2005(sentences: Iterable[Sentence], out: IO[str], path: str = "<s
     return n
 
 
-def write_text(sentences: Iterable[Sentence], out: IO[str], path: str = "<stdin>") -> int:
-    """One sentence per line (``# text`` or rebuilt from SpaceAfter); a blank line at ``# newpar``/``# newdoc``."""
-    n = 0
-    for s in sentences:
-        if n and s.starts_paragraph:
-            out.write("\n")
-        out.write(s.text() + "\n")
-        n += 1
-    return n
+def _renderer(fmt: str) -> Callable[[Iterable[Sentence], IO[str], str], int]:
+    def write(sentences: Iterable[Sentence], out: IO[str], path: str = "<stdin>") -> int:
+        return Renderer(out, fmt).write_sentences(sentences)
+
+    write.__doc__ = f"``--to {fmt}``: see :mod:`nlpipe.io.render`."
+    return write
 
 
-def _write_conllu(sentences: Iterable[Sentence], out: IO[str], path: str = "<stdin>") -> int:
-    return write_conllu(sentences, out)
+write_text = _renderer("text")   # one sentence a line, a blank line where a paragraph starts
 
 
 WRITERS: Dict[str, Callable[[Iterable[Sentence], IO[str], str], int]] = {
-    "conllu": _write_conllu,
+    "conllu": _renderer("conllu"),
     "conll2003": write_conll2003,
     "conll2005": write_conll2005,
     "text": write_text,
+    "json": _renderer("json"),
+    "tree": _renderer("tree"),
 }
 
 

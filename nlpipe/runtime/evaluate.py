@@ -168,9 +168,11 @@ def _ud_score(score: metrics.Score) -> Dict[str, Any]:
 
 def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional[str], device: str,
                gold_predicates: bool, gold_parse: bool = False,
-               options: Optional[Dict[str, Any]] = None) -> Tuple[List[Sentence], Dict[str, float], List[str]]:
+               options: Optional[Dict[str, Any]] = None,
+               tags: str = "gold") -> Tuple[List[Sentence], Dict[str, float], List[str]]:
     """Run the stage on ``gold`` (columns blanked) as the filter runs it; return (predicted sentences,
-    speed dict, warnings). ``options`` go to the stage's loader (e.g. ``margin``).
+    speed dict, warnings). ``options`` go to the stage's loader (e.g. ``margin``); ``tags``
+    (parse): ``"predicted"`` blanks the POS columns too and runs the shipped tagger first.
 
     Only the annotation itself is timed; loading is reported as ``load_seconds``.
     """
@@ -191,8 +193,12 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
         requires = getattr(steps[0], "requires", frozenset())
         if stage == "srl" and not gold_predicates and ({"predicates", "Pred"} & set(requires)):
             steps.insert(0, load_stage("predicates", None, device=device))
+        if stage == "parse" and tags == "predicted":
+            steps.insert(0, load_stage("pos", None, device=device))
         load_seconds = time.perf_counter() - t0
         pred = strip_stage(stage, gold, gold_predicates)
+        if stage == "parse" and tags == "predicted":
+            pred = strip_stage("pos", pred)
         t1 = time.perf_counter()
         Pipeline(steps).annotate(pred, gold_path, warnings.append)   # in place, as for a chunk of the filter
         annotator = steps[-1]
@@ -209,13 +215,14 @@ def _run_model(stage: str, gold: List[Sentence], gold_path: str, model: Optional
 def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[str] = None,
              train: Optional[str] = None, scheme: str = "auto", device: str = "cpu",
              gold_predicates: bool = False, gold_parse: bool = False,
-             options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+             options: Optional[Dict[str, Any]] = None, tags: str = "gold") -> Dict[str, Any]:
     """Score ``pred`` (a file) or ``model`` (run on ``gold``) against the gold CoNLL-U file.
 
     ``train`` adds scores on words unseen in that file (pos); ``scheme`` names the NE tag encoding
     (``auto`` detects it; decoding follows conlleval for all); ``gold_predicates`` keeps gold
     ``Pred`` when running an SRL model; ``gold_parse`` gives it the gold HEAD column as its parse;
-    ``options`` go to the model's loader (``margin``).
+    ``options`` go to the model's loader (``margin``); ``tags`` (parse with a model): the POS tags the
+    parser reads, the gold file's (``"gold"``) or the shipped tagger's (``"predicted"``).
     """
     if stage not in STAGES and stage != UD:
         raise NlpipeError(f"unknown stage '{stage}' (expected one of: {', '.join(STAGES + (UD,))})")
@@ -234,8 +241,10 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
         pred_name = pred
         warnings.append(unfilled_warning(stage, pred_sents, pred))
     else:
+        if tags not in ("gold", "predicted"):
+            raise NlpipeError(f"unknown tags '{tags}' (expected gold or predicted)")
         pred_sents, speed, run_warnings = _run_model(stage, gold_sents, gold, model, device, gold_predicates,
-                                                     gold_parse, options)
+                                                     gold_parse, options, tags)
         pred_name = f"<{stage} model output>"
         warnings += run_warnings
     result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
@@ -249,6 +258,8 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
         if stage == "srl":
             result["gold_predicates"] = gold_predicates
             result["gold_parse"] = gold_parse
+        if stage == "parse":
+            result["tags"] = tags
     if any(warnings):
         result["warnings"] = [w for w in warnings if w]
     return result
@@ -296,6 +307,9 @@ def summary(result: Dict[str, Any]) -> str:
     elif stage == "parse":
         lines.append(f"parse: UAS {_f(result['uas'])}  LAS {_f(result['las'])}  ({result['words']} words); "
                      f"without punctuation: UAS {_f(result['uas_nopunct'])}  LAS {_f(result['las_nopunct'])}")
+        if "tags" in result:
+            lines.append("  POS tags: " + ("the gold file's (--tags predicted: the shipped tagger's)"
+                                           if result["tags"] == "gold" else "predicted by the shipped tagger"))
     elif stage in ("ner", "predicates", "srl"):
         extra = {"ner": lambda r: f"  [{r['scheme']}, conlleval]",
                  "predicates": lambda r: f"  sense accuracy {_f(r['sense_accuracy'])}",

@@ -10,44 +10,86 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, InputError, NlpipeError
-from nlpipe.io.conllu import parse_string, write_conllu
+from nlpipe.io.conllu import Sentence, parse_string, read_conllu
 from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
-from nlpipe.registry import check_stage_input, load_stage, resolve_model
+from nlpipe.io.render import FORMATS, Renderer
+from nlpipe.io.model_dir import UNDETERMINED
+from nlpipe.io.scripts import ScriptCheck
+from nlpipe.registry import check_stage_input, load_stage, model_language, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
+from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
+
+# How an input is read (``--input``): ``auto`` tells CoNLL-U from raw text by the first lines; the
+# text modes are those of the tokenizer (raw, sentences: one a line, tokens: one sentence a line,
+# tokens split at spaces); ``conllu`` is read as it is.
+INPUT_MODES = ("auto",) + TEXT_MODES + ("conllu",)
+TOKENIZER_METHODS = {"trained": "tokenize-char-ewt", "rules": "tokenize-rules-ewt"}
+METHOD_ARCHS = {"trained": "char-segmenter.v1", "rules": "punkt-treebank.v1"}
 
 # ----------------------------------------------------------------------------------------------
 # Single-stage filters (the reference that `annotate` must match byte for byte)
 
 def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **options: Any) -> Any:
-    if method is not None and model is None:
-        model = {"rules": "tokenize-rules-ewt", "trained": "tokenize-char-ewt"}[method]
+    """The tokenizer of ``model``, else the shipped one of ``method``, else the default; a model
+    folder given with a ``method`` that is not its own is refused."""
+    from nlpipe.io.model_dir import read_config
+
+    if method is not None:
+        if model is None:
+            model = TOKENIZER_METHODS[method]
+        else:
+            arch = read_config(resolve_model("tokenize", model), "tokenize")["arch"]
+            if arch != METHOD_ARCHS[method]:
+                raise NlpipeError(f"--method {method} and --model {model} disagree: the model is a {arch} "
+                                  f"tokenizer; give one of them")
     return load_stage("tokenize", model, **options)
 
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
-                 encoding_errors: str = "strict") -> int:
-    """Tokenize a raw-text file into CoNLL-U; return the number of sentences written."""
+                 encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu") -> int:
+    """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
+    CoNLL-U input is written as it is); return the number of sentences written."""
     check_output(output)
-    tokenizer = load_tokenizer(model, method)
-    stream, name = open_input(input, encoding_errors)
+    src = Source(input, mode, encoding_errors)
     try:
+        tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
+        check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output) as out:
-            return write_conllu(tokenizer.tokenize(stream, name), out)
+            return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
-        if name != "<stdin>":
-            stream.close()
+        src.close()
+
+
+def checked(sentences: Iterable[Sentence], check: ScriptCheck) -> Iterator[Sentence]:
+    """``sentences``, their words fed to ``check`` (a warning printed when it has one)."""
+    for s in sentences:
+        if not check.done:
+            _warn_if(check.feed(" ".join(s.forms())))
+        yield s
+    _warn_if(check.finish())
+
+
+def _warn_if(message: Optional[str]) -> None:
+    if message:
+        print_warning(message)
+
+
+def conllu_forms(text: str) -> str:
+    """The FORM column of the token lines of a piece of CoNLL-U, joined by spaces."""
+    return " ".join(line.split("\t", 2)[1] for line in text.split("\n") if line[:1].isdigit() and "\t" in line)
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
-              batch: int = CHUNK_SENTENCES, **options: Any) -> int:
+              batch: int = CHUNK_SENTENCES, output_format: str = "conllu", **options: Any) -> int:
     """Apply one stage to a CoNLL-U file; return the number of sentences written.
 
     The filter runs the same chunked path as ``annotate`` (length limits included), so a shell
@@ -55,13 +97,14 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
     check_output(output)
+    check_format(output_format, output, skip_bad)
     if not skip_bad:  # a wrong input is refused before the model loads
         try:
             check_stage_input(stage, first_sentences(input), **options)
         except InputError as e:
             raise e.at(input) from None
     with Annotator(spec, batch=batch) as ann, open_output(output) as out:
-        return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
+        return ann.run([input], rendered(out, output_format), Progress(stage, enabled=False))["sentences"]
 
 
 
@@ -114,12 +157,15 @@ class _Prepend(io.RawIOBase):
 
 
 class Source:
-    """One input file (or stdin), its format decided from its first lines (:func:`sniff`) when
-    ``detect`` (else CoNLL-U); an empty input is CoNLL-U with no sentences."""
+    """One input file (or stdin) read as ``mode`` says (:data:`INPUT_MODES`); ``auto``: CoNLL-U or
+    raw text, decided from its first lines (:func:`sniff`); an empty input is CoNLL-U with no sentences."""
 
-    def __init__(self, path: str, detect: bool):
-        self.stream, self.name = open_input(path)
+    def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict"):
+        if mode not in INPUT_MODES:
+            raise NlpipeError(f"unknown input mode '{mode}' (expected one of: {', '.join(INPUT_MODES)})")
+        self.stream, self.name = open_input(path, encoding_errors)
         self.buffer: IO[bytes] = self.stream.buffer
+        self.encoding_errors = encoding_errors
         self.size: Optional[int] = None
         if self.name != "<stdin>":
             try:
@@ -127,20 +173,35 @@ class Source:
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
         head: List[bytes] = []
-        self.is_conllu = True
-        if detect:
+        if mode == "auto":
             kind, head = sniff(self.buffer)
-            self.is_conllu = kind in ("conllu", "empty")
+            mode = "conllu" if kind in ("conllu", "empty") else "raw"
+        self.mode = mode
+        self.is_conllu = mode == "conllu"
         self.head = head
+        self._raw: Optional[_Prepend] = None
+
+    def sentences(self, tokenizer: Any) -> Iterator[Sentence]:
+        """The input's sentences: read as CoNLL-U, or cut by ``tokenizer`` (not needed for ``tokens``)."""
+        if self.is_conllu:
+            return read_conllu(self._text(), self.name)
+        if self.mode == "tokens":
+            tokenizer = SpaceTokenizer()
+        return tokenizer.tokenize(self._text(), self.name, self.mode)
 
     def chunks(self, tokenizer: Any, batch: int, document: bool) -> Iterator[Chunk]:
         if self.is_conllu:
             lines = self._lines()
             return conllu_chunks(lines, self.name, batch, document)
-        raw = _Prepend(b"".join(self.head), self.buffer)
-        text = io.TextIOWrapper(io.BufferedReader(raw, 1 << 16), encoding="utf-8", newline="\n")
-        return sentence_chunks(tokenizer.tokenize(text, self.name), self.name, batch, document,
-                               lambda: raw.read_bytes)
+        sentences = self.sentences(tokenizer)
+        raw = self._raw
+        return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
+
+    def _text(self) -> IO[str]:
+        """The input as text (the lines read to decide its format first)."""
+        self._raw = _Prepend(b"".join(self.head), self.buffer)
+        return io.TextIOWrapper(io.BufferedReader(self._raw, 1 << 16), encoding="utf-8",
+                                errors=self.encoding_errors, newline="\n")
 
     def _lines(self) -> Iterator[bytes]:
         yield from self.head
@@ -197,7 +258,9 @@ class Annotator:
     """Runs a :class:`PipelineSpec` over inputs with ``jobs`` processes; reusable across files."""
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
-                 warn: Optional[Warn] = None):
+                 warn: Optional[Warn] = None, input_mode: str = "auto"):
+        if input_mode not in INPUT_MODES:
+            raise NlpipeError(f"unknown input mode '{input_mode}' (expected one of: {', '.join(INPUT_MODES)})")
         if batch < 1:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
@@ -206,16 +269,20 @@ class Annotator:
         self.batch = batch
         self.warn = warn or print_warning
         self.wants_tokenize = "tokenize" in spec.stages
+        # without tokenize in the chain, input is CoNLL-U unless a text mode is asked for
+        self.input_mode = "conllu" if input_mode == "auto" and not self.wants_tokenize else input_mode
         self._tokenizer: Any = None
         self.runner = make_runner(spec, jobs)
-        if jobs > 1:
-            try:
-                if self.wants_tokenize:  # while the workers load their models
-                    self.tokenizer()
+        languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
+        self.language = next(iter(languages)) if len(languages) == 1 else None
+        try:
+            if self.input_mode in ("auto", "raw", "sentences"):  # (with --jobs, while the workers load theirs)
+                self.tokenizer()
+            if jobs > 1:
                 self.runner.document  # a model error in a worker shows before any output is opened
-            except BaseException:
-                self.runner.terminate()
-                raise
+        except BaseException:
+            self.runner.terminate()
+            raise
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
@@ -226,22 +293,31 @@ class Annotator:
         """Annotate ``inputs`` one after another into ``out``; ``base``: bytes of earlier inputs."""
         stats = {"sentences": 0, "tokens": 0}
         for path in inputs:
-            src = Source(path, detect=self.wants_tokenize)
+            src = Source(path, self.input_mode)
+            check = ScriptCheck(self.language, src.name)
             try:
-                tokenizer = None if src.is_conllu else self.tokenizer()
+                tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
                 for r in self.runner.map(src.chunks(tokenizer, self.batch, self.runner.document)):
                     if r.warnings:
                         progress.clear()
                     for w in r.warnings:
                         self.warn(w)
                     out.write(r.text)
+                    if not check.done:
+                        self._warn_once(check.feed(conllu_forms(r.text)), progress)
                     stats["sentences"] += r.sentences
                     stats["tokens"] += r.tokens
                     progress.update(r.sentences, r.tokens, position=base + r.position)
+                self._warn_once(check.finish(), progress)
             finally:
                 src.close()
             base += src.size or 0
         return stats
+
+    def _warn_once(self, message: Optional[str], progress: Progress) -> None:
+        if message:
+            progress.clear()
+            self.warn(message)
 
     def run_file(self, src: str, dst: str, progress: Optional[Progress] = None) -> Dict[str, int]:
         """Annotate one file into ``dst``, written atomically."""
@@ -261,17 +337,40 @@ class Annotator:
             self.runner.terminate()
 
 
+def check_format(output_format: str, output: str, skip_bad: bool) -> None:
+    """Refuse an output format that cannot go with the other options, before any work."""
+    if output_format not in FORMATS:
+        raise NlpipeError(f"unknown output format '{output_format}' (expected one of: {', '.join(FORMATS)})")
+    if output_format == "conllu":
+        return
+    if skip_bad:
+        raise NlpipeError(f"--skip-bad passes malformed input through as it is: only --to conllu can hold it")
+    if is_output_dir(output):
+        raise NlpipeError(f"-o {output}: a folder receives one NAME.conllu per input; --to {output_format} "
+                          f"writes to a file or stdout")
+
+
+def rendered(out: IO[str], output_format: str) -> Any:
+    """``out`` itself for CoNLL-U, else a :class:`Renderer` writing ``output_format`` into it."""
+    return out if output_format == "conllu" else Renderer(out, output_format)
+
+
 def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = None, *,
                  models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                  jobs: int = 1, batch: int = CHUNK_SENTENCES, progress: Optional[bool] = None,
+                 input_mode: str = "auto", overwrite: bool = False, output_format: str = "conllu",
                  **options: Any) -> Dict[str, int]:
-    """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``.
+    """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``, read as
+    ``input_mode`` says (:data:`INPUT_MODES`).
 
     ``output`` is a file (``-``: stdout) receiving all inputs in order, or a directory (an existing
     one, or a path ending in ``/``) receiving one ``<name>.conllu`` per input; there, files already
-    present are finished work and are not redone. Returns counts of sentences and tokens.
+    present are finished work and are not redone (no model is loaded when all are), unless
+    ``overwrite``. ``output_format``: see :data:`nlpipe.io.render.FORMATS`. Returns counts of
+    sentences and tokens.
     """
     inputs = inputs or ["-"]
+    check_format(output_format, output, skip_bad)
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
     for s in spec.models:
         if s not in spec.stages:
@@ -280,12 +379,15 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
         resolve_model(s, spec.models.get(s))  # a missing model fails before any output
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
-        todo = [(s, d) for s, d in pairs if not os.path.exists(d)]
+        todo = [(s, d) for s, d in pairs if overwrite or not os.path.exists(d)]
         if len(todo) < len(pairs):
-            print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone")
+            print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone "
+                          f"(--overwrite redoes them)")
         stats = {"sentences": 0, "tokens": 0, "files": len(todo)}
-        with Annotator(spec, jobs, batch) as ann, \
-                Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog:
+        if not todo:
+            return stats
+        with Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog, \
+                _loaded(prog, spec, jobs, batch, input_mode) as ann:
             base = 0
             for src, dst in todo:
                 with open_output(dst) as out:
@@ -295,6 +397,16 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["tokens"] += done["tokens"]
         return stats
     check_output(output)
-    with Annotator(spec, jobs, batch) as ann, open_output(output) as out, \
-            Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
-        return ann.run(inputs, out, prog)
+    with Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog, \
+            _loaded(prog, spec, jobs, batch, input_mode) as ann, open_output(output) as out:
+        return ann.run(inputs, rendered(out, output_format), prog)
+
+
+def _loaded(progress: Progress, spec: PipelineSpec, jobs: int, batch: int, input_mode: str) -> Annotator:
+    """An :class:`Annotator` with its models loaded, saying so on ``progress``, whose clock then starts."""
+    t0 = time.perf_counter()
+    progress.note(f"loading the models of {', '.join(spec.stages)} ...")
+    ann = Annotator(spec, jobs, batch, input_mode=input_mode)
+    progress.note(f"models loaded in {time.perf_counter() - t0:.1f} s")
+    progress.restart()
+    return ann

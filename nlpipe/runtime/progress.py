@@ -73,6 +73,16 @@ class Progress:
                 self._last = now
                 self._show(self.line(now))
 
+    def note(self, text: str) -> None:
+        """Show ``text`` as the status line now (``loading models``), when enabled."""
+        if self.enabled:
+            self._show(f"{self.label}: {text}")
+            self._last = self.clock()
+
+    def restart(self) -> None:
+        """Count time from now on (what happened before, such as loading models, is not work done)."""
+        self.start = self._last = self.clock()
+
     def fraction(self) -> Optional[float]:
         """Done part of ``total`` (0..1), or ``None`` when the total is unknown."""
         if not self.total:

@@ -2,7 +2,8 @@
 
 A stage object has ``name``, ``requires``, ``provides``, ``columns`` and ``annotate(sentences)``,
 which yields the same sentences with only the stage's own columns changed. The tokenizer is the one
-stage whose input is raw text: it has ``tokenize(stream, name)`` instead of taking sentences.
+stage whose input is raw text: besides ``annotate`` (each sentence's text tokenized, its boundaries
+kept) it has ``tokenize(stream, name, mode)``, which also finds the sentences.
 
 :data:`COLUMNS` declares, once per stage name, the columns it writes: the runtime reads it to know
 whether a sentence already has a stage's annotation (``annotate --keep-existing``) and ``eval`` to

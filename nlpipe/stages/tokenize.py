@@ -14,8 +14,10 @@ data; ``char-segmenter.v1``). Training: :mod:`nlpipe.train.tokenize` and :mod:`n
 """
 from __future__ import annotations
 
+import collections
 import io
 import os
+import re
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -34,8 +36,15 @@ _LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u202
 SentenceSpan = Tuple[int, int, List[Token]]
 
 
+# How raw text is cut (``--input``): ``raw`` finds sentences and tokens; ``sentences`` takes each line
+# as one sentence and finds its tokens; ``tokens`` takes each line as one sentence of space-separated
+# tokens, as they are (no multiword tokens). In every mode a blank line starts a paragraph.
+TEXT_MODES = ("raw", "sentences", "tokens")
+
+
 class Tokenizer:
-    """Tokenizer stage object: ``tokenize(stream, name)`` yields CoNLL-U sentences.
+    """Tokenizer stage object: ``tokenize(stream, name, mode)`` yields CoNLL-U sentences from raw
+    text; ``annotate(sentences)`` gives sentences (a ``# text`` comment is enough) their tokens.
 
     Subclasses provide :meth:`segment`, which turns paragraph texts into sentence spans.
     """
@@ -48,12 +57,25 @@ class Tokenizer:
         """(paragraph text, its sentences) for each paragraph, in order."""
         raise NotImplementedError
 
-    def tokenize(self, stream: IO[str], name: str) -> Iterator[Sentence]:
-        """Yield the sentences of a raw-text stream; ``name`` is used in messages and sent_ids."""
+    def tokenize(self, stream: IO[str], name: str, mode: str = "raw") -> Iterator[Sentence]:
+        """Yield the sentences of a raw-text stream, cut as ``mode`` says (:data:`TEXT_MODES`);
+        ``name`` is used in messages and sent_ids."""
+        if mode == "tokens" and not isinstance(self, SpaceTokenizer):
+            return SpaceTokenizer().tokenize(stream, name, "sentences")
+        if mode not in TEXT_MODES:
+            raise ValueError(f"unknown text input mode {mode!r} (expected one of {', '.join(TEXT_MODES)})")
+        return self._sentences(stream, name, mode)
+
+    def _sentences(self, stream: IO[str], name: str, mode: str) -> Iterator[Sentence]:
         doc = _doc_name(name)
         n = 0
-        for text, spans in self.segment(_paragraphs(stream, name)):
-            first = True
+        if mode == "raw":
+            units: Iterable[Tuple[str, Iterable[SentenceSpan], bool]] = (
+                (text, spans, True) for text, spans in self.segment(_paragraphs(stream, name)))
+        else:
+            units = self._lines_as_sentences(_lines(stream, name))
+        for text, spans, new_paragraph in units:
+            first = new_paragraph
             for start, end, tokens in spans:
                 n += 1
                 comments = []
@@ -66,9 +88,55 @@ class Tokenizer:
                 comments.append("# text = " + text[start:end].translate(_LINE_BREAKS))
                 yield Sentence(comments, _rows(text, tokens))
 
-    def tokenize_text(self, text: str, name: str = "<string>") -> List[Sentence]:
+    def _lines_as_sentences(self, lines: Iterable[Tuple[str, bool]]
+                            ) -> Iterator[Tuple[str, List[SentenceSpan], bool]]:
+        """``(line, [its one sentence], starts a paragraph)`` for ``(line, starts a paragraph)``:
+        the line is segmented as a paragraph and its sentences joined into one."""
+        starts: "collections.deque[bool]" = collections.deque()
+
+        def texts() -> Iterator[str]:
+            for line, new_paragraph in lines:
+                starts.append(new_paragraph)
+                yield line
+
+        for text, spans in self.segment(texts()):
+            tokens = [t for _, _, sentence in spans for t in sentence]
+            yield text, ([(tokens[0][0], tokens[-1][1], tokens)] if tokens else []), starts.popleft()
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """Give each sentence the tokens of its text (its ``# text``, else its tokens' forms and
+        SpaceAfter): sentence boundaries and comments stay, every token row is new (a sentence
+        without a ``# text`` gets one)."""
+        pending: "collections.deque[Sentence]" = collections.deque()
+
+        def texts() -> Iterator[Tuple[str, bool]]:
+            for s in sentences:
+                pending.append(s)
+                yield s.text.translate(_LINE_BREAKS), False
+
+        for text, spans, _ in self._lines_as_sentences(texts()):
+            s = pending.popleft()
+            if s.meta("text") is None:
+                s.set_meta("text", text)
+            s.rows[:] = _rows(text, spans[0][2]) if spans else []
+            s.invalidate()
+            yield s
+
+    def tokenize_text(self, text: str, name: str = "<string>", mode: str = "raw") -> List[Sentence]:
         """All sentences of a string (for tests and library use)."""
-        return list(self.tokenize(io.StringIO(text, newline="\n"), name))
+        return list(self.tokenize(io.StringIO(text, newline="\n"), name, mode))
+
+
+class SpaceTokenizer(Tokenizer):
+    """Text already tokenized: a token is what lies between white space (``--input tokens``)."""
+
+    def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
+        for text in paragraphs:
+            tokens: List[Token] = [(m.start(), m.end(), None) for m in _NON_SPACE.finditer(text)]
+            yield text, ([(tokens[0][0], tokens[-1][1], tokens)] if tokens else [])
+
+
+_NON_SPACE = re.compile(r"\S+")
 
 
 def _rows(text: str, tokens: Sequence[Token]) -> List[List[str]]:
@@ -109,6 +177,17 @@ def _doc_name(name: str) -> str:
     base = os.path.basename(name)
     stem = os.path.splitext(base)[0] or base
     return "_".join(stem.split()) or "doc"
+
+
+def _lines(stream: IO[str], name: str) -> Iterator[Tuple[str, bool]]:
+    """``(line, whether it starts a paragraph)`` for every line that is not blank."""
+    new_paragraph = True
+    for _, line in content_lines(stream, name):
+        if not line or line.isspace():
+            new_paragraph = True
+            continue
+        yield line, new_paragraph
+        new_paragraph = False
 
 
 def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:

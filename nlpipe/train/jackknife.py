@@ -18,19 +18,21 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.io.outputs import open_output
 from nlpipe.errors import NlpipeError
 
 
-def document_folds(sentences: Sequence[Sentence], folds: int, interleave: bool = False) -> List[List[int]]:
+def document_folds(sentences: Sequence[Sentence], folds: int, interleave: bool = False,
+                   warn: Optional[Callable[[str], None]] = None) -> List[List[int]]:
     """Sentence indices of ``folds`` parts, cut only where a document starts (a sentence with
     ``# newdoc``; a file without any is one document per sentence): contiguous parts each near
     len/folds, or with ``interleave`` the documents dealt out in turn (document i to part i mod
     folds), so that every part mixes the whole file's genres (treebanks are often sorted by genre,
-    and a tagger tested on a genre it never saw tags worse than it will at run time)."""
+    and a tagger tested on a genre it never saw tags worse than it will at run time). A file of
+    fewer documents than folds is cut between any sentences instead, which ``warn`` is told."""
     if folds < 2:
         raise NlpipeError(f"--folds must be at least 2, not {folds}")
     starts = [i for i, s in enumerate(sentences) if s.starts_document]
@@ -39,7 +41,12 @@ def document_folds(sentences: Sequence[Sentence], folds: int, interleave: bool =
     elif starts[0] != 0:  # sentences before the first "# newdoc" make a document of their own
         starts.insert(0, 0)
     if len(starts) < folds:
-        raise NlpipeError(f"{len(starts)} documents cannot make {folds} folds")
+        if len(sentences) < folds:
+            raise NlpipeError(f"{len(sentences)} sentences cannot make {folds} folds")
+        if warn is not None:
+            warn(f"{len(starts)} document{'s' if len(starts) != 1 else ''} (# newdoc) cannot make {folds} folds: "
+                 f"the folds are cut between sentences instead")
+        starts = list(range(len(sentences)))
     if interleave:
         dealt: List[List[int]] = [[] for _ in range(folds)]
         for d, (a, b) in enumerate(zip(starts, starts[1:] + [len(sentences)])):
@@ -69,12 +76,13 @@ def _nlpipe(args: Sequence[str], log: Path) -> None:
 
 
 def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence[str] = (),
-              work: Optional[str] = None, jobs: int = 1, interleave: bool = False) -> List[List[int]]:
+              work: Optional[str] = None, jobs: int = 1, interleave: bool = False,
+              warn: Optional[Callable[[str], None]] = None) -> List[List[int]]:
     """Write ``train`` with jack-knifed UPOS/XPOS (and LEMMA/FEATS, see the module docstring) to ``out``; returns the folds (sentence indices,
     see :func:`document_folds`). Fold files and models go to ``work`` (default: a temporary folder,
     removed after a success and kept, with the logs, after a failure)."""
     sentences = list(read_file(train))
-    parts = document_folds(sentences, folds, interleave)
+    parts = document_folds(sentences, folds, interleave, warn)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
     root.mkdir(parents=True, exist_ok=True)
 

@@ -179,16 +179,18 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
 
 
 def train_feats_after_parse(train: str, dev: str, root: Path, parsers: Sequence[str], options: PipelineOptions,
-                            log: Log) -> None:
+                            log: Log) -> Dict[str, Dict[str, Any]]:
     """Give the parsers ``parsers`` (parts) in ``root`` the FEATS classifier that runs after the
     parse, trained once (when the treebank has FEATS and ``root`` holds the tagger, whose output on
-    dev chooses each parser's groups)."""
+    dev chooses each parser's groups); returns part -> what :func:`add_to_parsers` says of it."""
     from nlpipe.train.tree_feats import add_to_parsers, has_feats
 
     tagger = root / "pos"
     if not parsers or not (tagger / CONFIG).is_file() or not has_feats(train):
-        return
-    add_to_parsers(train, dev, [str(root / p) for p in parsers], str(tagger), device=options.device, log=log)
+        return {}
+    results = add_to_parsers(train, dev, [str(root / p) for p in parsers], str(tagger), device=options.device,
+                             log=log)
+    return dict(zip(parsers, results))
 
 
 # part -> its trainer, in the order they run (the biaffine parser last: it takes what time is left)
@@ -256,8 +258,13 @@ def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOpt
         done.append({"part": part, "stage": STAGE_OF[part], "model": str(root / part),
                      "minutes": round((time.time() - t0) / 60, 1),
                      "scores": dev_scores(config)})
-    train_feats_after_parse(train, dev, root, [p for p in TRAINERS if p in options.parts and STAGE_OF[p] == "parse"], options,
-                            lambda m: log(f"[feats] {m}"))
+    feats = train_feats_after_parse(train, dev, root, [p for p in TRAINERS if p in options.parts and STAGE_OF[p] == "parse"],
+                                    options, lambda m: log(f"[feats] {m}"))
+    for entry in done:   # dev UFeats of the tagger, then after this parser's FEATS (equal: none kept)
+        result = feats.get(entry["part"], {})
+        for key in ("ufeats_tagger", "ufeats_after_parse"):
+            if result.get(f"dev_{key}") is not None:
+                entry["scores"][key] = result[f"dev_{key}"]
     return {"model": str(root), "language": options.lang, "minutes": round((time.time() - start) / 60, 1),
             "parts": done}
 

@@ -178,6 +178,21 @@ def _tokenizer(params: Dict[str, np.ndarray], dilations: Sequence[int], vocab: C
                             MultiwordExpander(multiwords, english=lang == "en"), rules, threshold, spaces)
 
 
+class _ScoresOnce:
+    """A segmenter network whose scores of a batch are computed once and then reused."""
+
+    def __init__(self, net: Any):
+        self.net = net
+        self.gap = net.gap
+        self.cache: Dict[Tuple[bytes, Optional[bytes]], np.ndarray] = {}
+
+    def scores(self, ids: np.ndarray, bits: Optional[np.ndarray] = None) -> np.ndarray:
+        key = (ids.tobytes(), None if bits is None else bits.tobytes())
+        if key not in self.cache:
+            self.cache[key] = self.net.scores(ids, bits)
+        return self.cache[key]
+
+
 def _dev_scores(tokenizer: Any, dev_sents: list, dev_text: str, dev_path: str) -> Dict[str, float]:
     from nlpipe.runtime.evaluate import score
 
@@ -305,10 +320,15 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     dev = {k: run.best[k] for k in ("tokens_f1", "sentences_f1", "words_f1")}
     history = run.history
 
-    # sentence threshold: sentence-end score minus token-end score
+    # sentence threshold: sentence-end score minus token-end score; the network scores dev once (it
+    # does not depend on the threshold), so that the search costs little more than one dev scoring and
+    # a time budget (--max-minutes, train pipeline's share) is not overrun by it
     threshold = 0.0
+    searched = _tokenizer(params, dil, vocab, multiwords, word_rules, 0.0, lang, spaces)
+    searched.net = _ScoresOnce(searched.net)
     for t in [x / 4 for x in range(-8, 13) if x]:
-        s = _dev_scores(_tokenizer(params, dil, vocab, multiwords, word_rules, t, lang, spaces), dev_sents, dev_text, dev_path)
+        searched.threshold = t
+        s = _dev_scores(searched, dev_sents, dev_text, dev_path)
         if _total(s) > _total(dev):
             threshold, dev = t, s
     log(f"best epoch {best_epoch}; sentence threshold {threshold:+.2f}: dev tokens {dev['tokens_f1']:.2f}  "
