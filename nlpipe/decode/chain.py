@@ -118,13 +118,19 @@ def viterbi(scores: Array, lengths: Array, trans: Array, start: Optional[Array] 
     sr = MaxSemiring
     alpha, _, back = _forward(sr, xp, scores, lengths, trans, start, back=True)
     _, last = sr.argsum(sr.mul(alpha, end), 1)
-    rows = _arange(xp, b, scores)
+    return _backtrace(xp, last, back, lengths, scores)
+
+
+def _backtrace(xp: Any, last: Array, back: List[Array], lengths: Array, like: Array) -> Array:
+    """The best sequences ``[batch, time]`` from the best last tags and the back-pointers of steps
+    1.. (padding positions set to 0)."""
+    rows = _arange(xp, last.shape[0], like)
     cols = [last]
     for ptr in reversed(back):
         last = ptr[rows, last]
         cols.append(last)
     out = xp.stack(cols[::-1], 1)
-    out[_arange(xp, n, scores)[None, :] >= lengths[:, None]] = 0
+    out[_arange(xp, out.shape[1], like)[None, :] >= lengths[:, None]] = 0
     return out
 
 
@@ -167,7 +173,7 @@ class Constraints:
         b, n, k = scores.shape
         if n == 0 or b == 0:
             return np.zeros((b, n), dtype=np.int64) if xp is np else scores.new_zeros((b, n), dtype=xp.int64)
-        rows, ident = _arange(xp, b, scores), _arange(xp, k, scores)
+        ident = _arange(xp, k, scores)
         lists = _arange(xp, len(self.restricted), scores)[None, :]     # [1, R]
         pad = scores[:, 0, :1] * 0 - np.inf                             # [b, 1] the padding column
         alpha = scores[:, 0] + start
@@ -179,14 +185,7 @@ class Constraints:
             live = lengths[:, None] > t
             alpha = xp.where(live, _take(xp, alpha, ptr) + scores[:, t], alpha)
             back.append(xp.where(live, ptr, ident))
-        last = alpha.argmax(1)
-        cols = [last]
-        for ptr in reversed(back):
-            last = ptr[rows, last]
-            cols.append(last)
-        out = xp.stack(cols[::-1], 1)
-        out[_arange(xp, n, scores)[None, :] >= lengths[:, None]] = 0
-        return out
+        return _backtrace(xp, alpha.argmax(1), back, lengths, scores)
 
 
 def _cat(xp: Any, a: Array, b: Array) -> Array:

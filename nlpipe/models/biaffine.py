@@ -10,7 +10,7 @@ import numpy as np
 
 from nlpipe.io.conllu import DEPREL, FORM, HEAD, UPOS, XPOS, Sentence, read_file
 from nlpipe.errors import InputError
-from nlpipe.nn.weights import read_model_dir, save_model_dir
+from nlpipe.nn.weights import load_model, save_model_dir
 from nlpipe.models.biaffine_numpy import BiaffineInference, expected_shapes, tree_rows
 
 ARCH = "biaffine.v1"
@@ -181,11 +181,4 @@ class BiaffineModel:
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False
              ) -> "BiaffineModel":
         """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
-        if numpy and device == "cpu":
-            return read_model_dir(Path(model_dir), "parser model",
-                                  lambda vocab, params: cls(vocab, config["model"], params=params), config, "rels",
-                                  numpy=True)
-        model = read_model_dir(Path(model_dir), "parser model", lambda vocab: cls(vocab, config["model"], device),
-                               config, "rels")
-        model.net.to(model.device)
-        return model
+        return load_model(cls, model_dir, "parser model", config, "rels", device, numpy)

@@ -13,7 +13,7 @@ from nlpipe.io.misc import NO_SENSE, frames_from_misc, predicates
 from nlpipe.decode import chain
 from nlpipe.tags import bio_constraints, repair_ids, spans_to_bio
 from nlpipe.errors import InputError
-from nlpipe.nn.weights import read_model_dir, save_model_dir
+from nlpipe.nn.weights import load_model, save_model_dir
 from nlpipe.models.lisa_numpy import LisaInference, expected_shapes
 
 ARCH = "lisa.v1"
@@ -262,9 +262,4 @@ class LisaModel:
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False
              ) -> "LisaModel":
         """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
-        if numpy and device == "cpu":
-            return read_model_dir(Path(model_dir), "LISA model",
-                                  lambda vocab, params: cls(vocab, config["model"], params=params), config, "roles",
-                                  numpy=True)
-        return read_model_dir(Path(model_dir), "LISA model", lambda vocab: cls(vocab, config["model"], device),
-                              config, "roles")
+        return load_model(cls, model_dir, "LISA model", config, "roles", device, numpy)

@@ -116,3 +116,14 @@ def read_model_dir(model_dir: Path, what: str, build: Callable[..., M],
     load_half(model.net, Path(model_dir) / WEIGHTS)  # type: ignore[attr-defined]
     model.net.eval()  # type: ignore[attr-defined]
     return model
+
+
+def load_model(cls: Callable[..., M], model_dir: Path, what: str, config: Dict[str, Any], labels_key: str,
+               device: str = "cpu", numpy: bool = False) -> M:
+    """``cls(vocab, config["model"], ...)`` of a folder: with ``numpy`` (``device`` cpu only) built on
+    the weights as numpy arrays (``params=``), else with its torch network on ``device``."""
+    if numpy and device == "cpu":
+        return read_model_dir(Path(model_dir), what, lambda vocab, params: cls(vocab, config["model"], params=params),
+                              config, labels_key, numpy=True)
+    return read_model_dir(Path(model_dir), what, lambda vocab: cls(vocab, config["model"], device), config,
+                          labels_key)
