@@ -19,3 +19,19 @@ def test_fill_in_chunks_fills_each_chunk_before_yielding_it_in_input_order():
     assert seen == [["w0", "w1"]] and first.words[0][3] == "X"
     assert [s.words[0][1] for s in [first, *out]] == [f"w{i}" for i in range(5)]
     assert seen == [["w0", "w1"], ["w2", "w3"], ["w4"]]
+
+
+def test_cpu_threads_follow_the_knob_and_numpys_blas(monkeypatch):
+    import os
+
+    from nlpipe.stages.base import cpu_threads
+
+    monkeypatch.setenv("NLPIPE_THREADS", "3")
+    assert cpu_threads() == 3
+    monkeypatch.delenv("NLPIPE_THREADS")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")   # the command line's setting: one core a thread
+    assert cpu_threads() == len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")        # a library user's numpy uses the cores itself
+    assert cpu_threads() == 1
+    monkeypatch.setenv("NLPIPE_THREADS", "zero")      # not a count: ignored
+    assert cpu_threads() == 1

@@ -124,11 +124,14 @@ THREADS_VAR = "NLPIPE_THREADS"
 
 def cpu_threads() -> int:
     """Threads a stage runs its batches in on the CPU, each on one core: ``$NLPIPE_THREADS`` (set by
-    ``--threads``, and by ``annotate --jobs N`` to the cores / N of each worker), else the CPUs this
-    process may run on."""
+    ``annotate --jobs N`` to the cores / N of each worker), else the CPUs this process may run on when
+    numpy's BLAS runs on one thread (``OPENBLAS_NUM_THREADS=1``, which the command line sets), else 1:
+    a library user's numpy then spreads each matrix product over the cores itself."""
     value = os.environ.get(THREADS_VAR, "")
     if value.isascii() and value.isdigit() and int(value) > 0:
         return int(value)
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+        return 1
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
