@@ -9,6 +9,9 @@ What ``-o PATH`` does depends on what is there:
 - a symlink: the same, applied to the file it points to (the link stays a link).
 - a FIFO, a character device (``/dev/null``, a terminal), a socket: written directly.
 - a directory, a missing or unwritable folder: an error before any work starts.
+- the same file or pipe as one of the inputs (by device and inode, so through symlinks, hard
+  links, ``/dev/stdin``, ``/dev/fd/N`` and ``/proc/self/fd/N``; stdout too): an error before any
+  work starts, since writing it would destroy (or, for a pipe, feed) the input being read.
 
 Write errors (a full disk) are one-line errors naming the output; a closed stdout or FIFO
 (``| head``) raises :class:`~nlpipe.errors.OutputClosed`.
@@ -22,7 +25,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from nlpipe.errors import NlpipeError, OutputClosed
 
@@ -55,9 +58,47 @@ def _writable_folder(folder: str, name: str) -> None:
         raise NlpipeError(f"{name}: cannot write in folder {folder} (permission denied)")
 
 
-def check_output(path: Optional[str]) -> Target:
+def _identity(path: Optional[str]) -> Optional[Tuple[int, int]]:
+    """(device, inode) of the regular file or pipe that ``path`` (``None``/``-``: stdin) names,
+    through links; ``None`` for anything else (a terminal, ``/dev/null``: reading and writing one
+    is harmless) or a path that cannot be looked at (its own error comes where it is opened)."""
+    try:
+        st = os.fstat(0) if path is None or path == "-" else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return st.st_dev, st.st_ino
+    return None
+
+
+def refuse_input_as_output(path: Optional[str], inputs: Sequence[Optional[str]]) -> None:
+    """An :class:`NlpipeError` when the output ``path`` (``None``/``-``: stdout) is the same file
+    or pipe as one of ``inputs`` (``None``/``-``: stdin)."""
+    if not inputs:
+        return
+    if path is None or path == "-":
+        try:
+            st = os.fstat(1)
+        except (OSError, ValueError):
+            return
+        # stdout may be a pipe that merely shares nothing with the input; only a file is compared
+        out = (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+        name = STDOUT
+    else:
+        out = _identity(path)
+        name = path
+    if out is None:
+        return
+    for src in inputs:
+        if _identity(src) == out:
+            shown = "<stdin>" if src is None or src == "-" else src
+            raise NlpipeError(f"{name}: is the input {shown} itself; choose another output")
+
+
+def check_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> Target:
     """How ``path`` (``None``/``-``: stdout) will be written; every problem that can be seen
-    before writing is an :class:`NlpipeError` here."""
+    before writing is an :class:`NlpipeError` here, an output that is one of ``inputs`` too."""
+    refuse_input_as_output(path, inputs)
     if path is None or path == "-":
         return Target(STDOUT, "stdout")
     if path.endswith(("/", os.sep)):
@@ -151,9 +192,9 @@ def stale_temporaries(path: str) -> List[str]:
 
 
 @contextmanager
-def open_output(path: Optional[str]) -> Iterator[Output]:
+def open_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> Iterator[Output]:
     """The text output for ``path`` (``None``/``-``: stdout), written as :func:`check_output` says."""
-    target = check_output(path)
+    target = check_output(path, inputs)
     if target.how == "stdout":
         out = _text(sys.stdout.buffer)
         try:

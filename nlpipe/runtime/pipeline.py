@@ -33,11 +33,11 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
                  encoding_errors: str = "strict") -> int:
     """Tokenize a raw-text file into CoNLL-U; return the number of sentences written."""
-    check_output(output)
+    check_output(output, [input])
     tokenizer = load_tokenizer(model, method)
     stream, name = open_input(input, encoding_errors)
     try:
-        with open_output(output) as out:
+        with open_output(output, [input]) as out:
             return write_conllu(tokenizer.tokenize(stream, name), out)
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
@@ -54,8 +54,8 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     pipe of filters and ``annotate`` give the same bytes by construction.
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
-    check_output(output)
-    with Annotator(spec, batch=batch) as ann, open_output(output) as out:
+    check_output(output, [input])
+    with Annotator(spec, batch=batch) as ann, open_output(output, [input]) as out:
         return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
 
@@ -269,7 +269,7 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["sentences"] += done["sentences"]
                 stats["tokens"] += done["tokens"]
         return stats
-    check_output(output)
-    with Annotator(spec, jobs, batch) as ann, open_output(output) as out, \
+    check_output(output, inputs)
+    with Annotator(spec, jobs, batch) as ann, open_output(output, inputs) as out, \
             Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog:
         return ann.run(inputs, out, prog)
