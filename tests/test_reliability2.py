@@ -107,3 +107,102 @@ def test_reading_and_writing_a_terminal_like_device_is_not_refused(tmp_path):
     # /dev/null as both input and output shares an inode, and harms nothing
     r = nlpipe(["pos", "/dev/null", "-o", "/dev/null"])
     assert r.returncode == 0, r.stderr
+
+
+# ----------------------------------------------------------------------------------------------
+# Digit strings: one number parser for every format
+
+def test_number_takes_ascii_digits_only_and_any_length():
+    from nlpipe.io.inputs import number
+
+    assert number("0") == 0 and number("17") == 17 and number("007") == 7
+    for bad in ("", "²", "٣", "1²", "-1", "+1", " 1", "1.5", "x"):
+        assert number(bad) is None, bad
+    assert number("9" * 5000) > 10 ** 15          # too large for anything it counts, no ValueError
+    assert number("0" * 5000 + "3") == 3
+
+
+def _row(i: str, form: str, head: str, misc: str = "_") -> str:
+    return "\t".join([i, form, "_", "_", "_", "_", head, "_", "_", misc]) + "\n"
+
+
+LONG = "9" * 5000
+
+
+@pytest.mark.parametrize("text, line", [
+    (_row("1", "The", "2") + _row("2", "dog", LONG) + "\n", 2),             # HEAD of 5000 digits
+    (_row("1", "The", "²") + _row("2", "dog", "0") + "\n", 1),              # HEAD ²
+    (_row("1-" + LONG, "Thedog", "_") + _row("1", "The", "2") + _row("2", "dog", "0") + "\n", 1),  # range
+    (_row("²", "The", "0") + "\n", 1),                                       # ID ²
+])
+@pytest.mark.parametrize("args", [["pos"], ["annotate", "--stages", "pos", "-j", "2"]])
+def test_bad_digit_strings_in_conllu_are_one_line_naming_the_line(tmp_path, text, line, args):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU + text, encoding="utf-8")
+    r = nlpipe([*args, str(src)])
+    msg = refused(r, f"{src}:{line + 3}:")
+    assert len(msg) < 300                          # the 5000 digits are not echoed
+
+
+def test_skip_bad_passes_a_sentence_with_a_huge_head_through(tmp_path):
+    bad = _row("1", "The", "2") + _row("2", "dog", LONG) + "\n"
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU + bad + CONLLU, encoding="utf-8")
+    r = nlpipe(["annotate", "--stages", "pos", "--skip-bad", str(src)])
+    assert r.returncode == 0, r.stderr
+    assert b"Traceback" not in r.stderr
+    out = r.stdout.decode()
+    assert bad in out and out.count("\tDT\t") == 2  # the good sentences tagged, the bad one as it was
+
+
+SRL_BAD = (_row("1", "Dogs", "2", "SRL=²:B-ARG0").replace("_\t_\t_\t_\t2", "dog\tNOUN\tNNS\t_\t2")
+           + _row("2", "bark", "0", "Pred=bark.01").replace("_\t_\t_\t_\t0", "bark\tVERB\tVBP\t_\t0") + "\n")
+
+
+@pytest.mark.parametrize("args", [["srl", "--predicates-from-input", "{bad}"],
+                                  ["eval", "srl", "--gold", "{bad}", "--pred", "{bad}"],
+                                  ["convert", "--from", "conllu", "--to", "conll2005", "{bad}"]])
+def test_a_superscript_predicate_id_in_srl_is_one_line(tmp_path, args):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(SRL_BAD, encoding="utf-8")
+    r = nlpipe([a.format(bad=bad) for a in args])
+    refused(r, f"{bad}:1:", "SRL")
+
+
+def _conll2012(sent: str = "0", token: str = "0") -> str:
+    return (f"doc\t{sent}\t{token}\tDogs\tNNS\t(TOP(S(NP*)\t-\t-\t(ARG0*)\n"
+            f"doc\t{sent}\t1\tbark\tVBP\t(VP*))\tbark\tbark.01\t(V*)\n\n")
+
+
+@pytest.mark.parametrize("sent, token", [("²", "0"), ("0", "²"), (LONG, "0"), ("0", LONG)])
+def test_bad_indexes_in_conll2012_are_one_line(tmp_path, sent, token):
+    src = tmp_path / "props.txt"
+    src.write_text(_conll2012() + _conll2012(sent, token), encoding="utf-8")
+    r = nlpipe(["convert", "--from", "conll2012", "--to", "conllu", str(src)])
+    msg = refused(r, f"{src}:4:")
+    assert len(msg) < 300
+
+
+@pytest.mark.parametrize("index", ["²", LONG])
+def test_a_bad_token_index_in_uner_is_an_input_error(index):
+    import io
+
+    from nlpipe.errors import InputError
+    from nlpipe.io.formats import read_uner
+
+    text = "1\tDogs\tO\t-\tx\n" + f"{index}\tbark\tO\t-\tx\n\n"
+    with pytest.raises(InputError) as e:
+        list(read_uner(io.StringIO(text), "u.iob2"))
+    assert str(e.value).startswith("u.iob2:2: ") and len(str(e.value)) < 300
+
+
+def test_a_superscript_first_line_of_vectors_is_a_word_and_a_huge_header_is_refused(tmp_path):
+    from nlpipe.errors import InputError
+    from nlpipe.train.vectors import read_vectors
+
+    src = tmp_path / "v.txt"
+    src.write_text("² 3\nthe 0.1\n", encoding="utf-8")   # not word2vec's header: a word and its number
+    assert read_vectors(str(src)).words == ["²", "the"]
+    src.write_text(f"1 {LONG}\nthe 0.1\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        read_vectors(str(src))

@@ -21,7 +21,8 @@ import io
 from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple, Union
 
 from nlpipe.errors import InputError
-from nlpipe.io.inputs import BOM, open_input, read_lines
+from nlpipe.io.inputs import BOM, number, open_input, read_lines
+from nlpipe.io.inputs import shown as _show
 
 ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -257,33 +258,23 @@ def misc_set(misc: str, key: str, value: Optional[str]) -> str:
 # --------------------------------------------------------------------------------------------
 # Reading
 
-def _number(s: str) -> bool:
-    """Whether ``s`` is a number in ASCII digits (``str.isdigit`` also takes ``²`` and ``٣``)."""
-    return s.isdigit() and s.isascii()
-
-
 def _check_id(cols: List[str], expect: int, path: str, lineno: int) -> int:
     """Validate a non-word ID (range or empty node); return the next expected word ID."""
     i = cols[ID]
     a, dash, b = i.partition("-")
     if dash:
-        if not (_number(a) and _number(b) and int(a) == expect and int(b) > int(a)):
-            raise InputError(path, lineno, f"bad multiword-token range '{i}' (expected {expect}-N)")
+        first, last = number(a), number(b)
+        if not (first == expect and last is not None and last > first):
+            raise InputError(path, lineno, f"bad multiword-token range '{_show(i)}' (expected {expect}-N)")
         return expect
     a, dot, b = i.partition(".")
     if dot:
-        if not (_number(a) and _number(b) and int(a) == expect - 1):
-            raise InputError(path, lineno, f"bad empty-node ID '{i}' (expected {expect - 1}.N)")
+        if not (number(a) == expect - 1 and number(b) is not None):
+            raise InputError(path, lineno, f"bad empty-node ID '{_show(i)}' (expected {expect - 1}.N)")
         return expect
-    if i.isdigit():
-        raise InputError(path, lineno, f"expected word ID {expect}, found {i}")
+    if number(i) is not None:
+        raise InputError(path, lineno, f"expected word ID {expect}, found {_show(i)}")
     raise InputError(path, lineno, f"ID must be an integer, a range N-M or a decimal N.M, found '{_show(i)}'")
-
-
-def _show(s: str, n: int = 40) -> str:
-    """The start of a line for a message: tabs and other control characters escaped, letters kept."""
-    s = s if len(s) <= n else s[:n] + "..."
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
 
 
 def _finish(sent: Sentence, n: int, path: str) -> None:
@@ -294,13 +285,14 @@ def _finish(sent: Sentence, n: int, path: str) -> None:
         raise InputError(path, sent.line_of(0), "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
         i = r[ID]
-        if i.isdigit():
+        if number(i) is not None:
             h = r[HEAD]
-            if h != "_" and int(h) > n:
-                raise InputError(path, sent.line_of(off), f"HEAD {h} is outside the sentence (it has {n} words)")
-        elif "-" in i and int(i.partition("-")[2]) > n:
-            raise InputError(path, sent.line_of(off), f"multiword token {i} covers words the sentence lacks "
-                                                      f"({n} words)")
+            if h != "_" and (number(h) or 0) > n:
+                raise InputError(path, sent.line_of(off), f"HEAD {_show(h)} is outside the sentence "
+                                                          f"(it has {n} words)")
+        elif "-" in i and (number(i.partition("-")[2]) or 0) > n:
+            raise InputError(path, sent.line_of(off), f"multiword token {_show(i)} covers words the sentence "
+                                                      f"lacks ({n} words)")
 
 
 def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
@@ -380,16 +372,17 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
                 ncols = n
             h = cols[HEAD]
             if h != "_":
-                if not (h.isdigit() and h.isascii()):
+                head = number(h)
+                if head is None:
                     raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
-                if int(h) > top:
-                    top = int(h)
+                if head > top:
+                    top = head
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)
             i, dash, last = cols[ID].partition("-")
-            if dash and int(last) > top:
-                top = int(last)
+            if dash and (number(last) or 0) > top:
+                top = number(last) or 0
         rows.append(cols)
         end = nl
     if sent is None:  # an empty document

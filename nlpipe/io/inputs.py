@@ -20,6 +20,30 @@ _TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
 MAX_HEAD = 1000  # comment and blank lines looked at before a format is decided
 
 
+# Digit strings. Every reader parses a number with number(): str.isdigit() also takes '²' and '٣'
+# (which int() then refuses), and int() refuses more than 4300 digits.
+MAX_DIGITS = 18
+HUGE = 10 ** MAX_DIGITS  # what a longer number counts as: more than any index or count in a file
+
+
+def number(text: str) -> Optional[int]:
+    """The value of ``text`` if it is a number in ASCII digits (``7``, ``007``), else ``None``; one
+    of more than :data:`MAX_DIGITS` significant digits counts as :data:`HUGE` (it can only be too
+    large for what it counts, and is reported as such)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0")
+    return int(digits or "0") if len(digits) <= MAX_DIGITS else HUGE
+
+
+def shown(text: str, n: int = 40) -> str:
+    """The start of an input's text for a message: at most ``n`` characters, control characters
+    escaped, letters kept."""
+    text = text if len(text) <= n else text[:n] + "..."
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in text)
+
+
 def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO[str], str]:
     """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text split on ``\\n`` only; returns the
     stream and the name messages use (``<stdin>`` for stdin)."""
