@@ -206,3 +206,81 @@ def test_a_superscript_first_line_of_vectors_is_a_word_and_a_huge_header_is_refu
     src.write_text(f"1 {LONG}\nthe 0.1\n", encoding="utf-8")
     with pytest.raises(InputError):
         read_vectors(str(src))
+
+
+# ----------------------------------------------------------------------------------------------
+# A bound on a line
+
+MEMORY = 1500 << 20   # address space for a command that must stay flat (loading pos takes less than 1 GB)
+
+
+def limited(args: Sequence[str], memory: int = MEMORY, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``nlpipe ARGS`` under an address-space limit: a reader whose memory grows with its input
+    fails (a MemoryError) instead of eating the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return nlpipe(args, timeout=timeout, preexec_fn=limit)
+
+
+@pytest.mark.parametrize("args", [["pos"], ["tokenize"], ["tokenize", "--method", "rules"],
+                                  ["convert", "--from", "conll2012", "--to", "conllu"]])
+def test_dev_zero_is_refused_at_its_first_nul_byte_in_flat_memory(args):
+    r = limited([*args, "/dev/zero"])
+    refused(r, "/dev/zero:1:", "NUL byte")
+
+
+@pytest.mark.parametrize("args", [["pos"], ["tokenize", "--method", "rules"], ["annotate", "--stages", "pos"]])
+def test_a_file_without_line_breaks_is_refused_past_the_line_cap(tmp_path, args):
+    src = tmp_path / "one-line.txt"
+    with open(src, "wb") as f:
+        for _ in range(40):
+            f.write(b"word " * 100_000)    # 20 MB, no line break
+    r = limited([*args, str(src)])
+    refused(r, f"{src}:1:", "line longer than")
+
+
+def _read_vectors_limited(path: str) -> str:
+    """What ``read_vectors(path)`` raises, run in a process whose memory is limited (a reader that
+    holds an endless line must fail there, not on the test machine)."""
+    import resource
+
+    code = ("import sys\nfrom nlpipe.errors import InputError\nfrom nlpipe.train.vectors import read_vectors\n"
+            "try:\n    read_vectors(sys.argv[1])\nexcept InputError as e:\n    print(e)\n")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    r = subprocess.run([sys.executable, "-c", code, path], capture_output=True, timeout=60, preexec_fn=limit)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return r.stdout.decode()
+
+
+def test_word_vectors_from_dev_zero_are_refused():
+    assert "/dev/zero:1: binary data (NUL byte)" in _read_vectors_limited("/dev/zero")
+
+
+def test_word_vectors_that_inflate_to_one_endless_line_are_refused(tmp_path):
+    import gzip
+
+    bomb = tmp_path / "v.txt.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as f:
+        block = b"0.5 " * (1 << 18)
+        for _ in range(256):              # 256 MiB of numbers and no line break
+            f.write(block)
+    assert bomb.stat().st_size < 16 << 20
+    assert f"{bomb}:1: line longer than" in _read_vectors_limited(str(bomb))
+
+
+def test_main_turns_a_memory_error_into_one_line(monkeypatch, capsys):
+    import nlpipe.runtime.pipeline as pipeline
+    from nlpipe.cli import main
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(pipeline, "run_stage", exhausted)
+    with pytest.raises(SystemExit) as e:
+        main(["pos", "-"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("nlpipe: error: ") and "memory" in err

@@ -97,6 +97,10 @@ def main(argv: Optional[list] = None) -> None:
         sys.exit(2)
     except OutputClosed:  # `nlpipe ... | head`: quiet, like any Unix filter whose reader left
         sys.exit(141)
+    except MemoryError:
+        sys.stderr.write("nlpipe: error: out of memory (the input, a model or the memory limit; "
+                         "see 'ulimit -v')\n")
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Reading input: opening a file or stdin, UTF-8 lines checked one by one, and telling formats apart.
 
-Every reader of text (CoNLL-U, the column formats, raw text for the tokenizer) takes its lines from
-:func:`read_lines`, so invalid UTF-8 and NUL bytes give the same one-line error everywhere, naming
-the line where they are. An empty input (no bytes, or only a byte-order mark) is a valid, empty
-document for every reader.
+Every reader of text (CoNLL-U, the column formats, raw text for the tokenizer, word vectors) takes
+its lines from :func:`read_lines` or :func:`binary_lines`, so invalid UTF-8, NUL bytes and endless
+lines give the same one-line error everywhere, naming the line where they are. A line is read in
+blocks: ``/dev/zero`` or a file with no line break is refused at its first NUL byte or past
+:data:`MAX_LINE` bytes, with memory that does not grow with the input.
+
+An empty input (no bytes, or only a byte-order mark) is a valid, empty document for every reader.
 """
 from __future__ import annotations
 
@@ -18,6 +21,10 @@ BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 _TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
 MAX_HEAD = 1000  # comment and blank lines looked at before a format is decided
+# The longest line read: far beyond any CoNLL-U token line or paragraph of text (the tokenizer's
+# tests read a 5 MB line), and small enough that holding it is harmless.
+MAX_LINE = 16 << 20
+BLOCK = 1 << 16  # bytes read at a time while a line goes on
 
 
 # Digit strings. Every reader parses a number with number(): str.isdigit() also takes '²' and '٣'
@@ -72,6 +79,41 @@ def nul_error(path: str, line: int) -> InputError:
     return InputError(path, line, "binary data (NUL byte) in input; is this a text file?")
 
 
+def long_line_error(path: str, line: int) -> InputError:
+    return InputError(path, line, f"line longer than {MAX_LINE >> 20} MiB; is this a text file "
+                                  "with \\n line breaks?")
+
+
+def binary_lines(buffer: IO[bytes], path: str, nul: bool = True, first_line: int = 1) -> Iterator[bytes]:
+    """The lines of a binary stream with their ``\\n``, each read in blocks of :data:`BLOCK` bytes:
+    a line longer than :data:`MAX_LINE` is an :class:`InputError`, and so is a NUL byte, found in
+    the first block that holds one. ``nul=False`` leaves lines shorter than a block to the caller
+    (CoNLL-U chunks, where ``--skip-bad`` passes such a sentence through). Line numbers count from
+    ``first_line``."""
+    readline = buffer.readline
+    lineno = first_line - 1
+    while True:
+        raw = readline(BLOCK)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) == BLOCK and raw[-1:] != b"\n":
+            parts = [raw]
+            size = len(raw)
+            while raw and raw[-1:] != b"\n":
+                if b"\0" in raw:
+                    raise nul_error(path, lineno)
+                if size > MAX_LINE:
+                    raise long_line_error(path, lineno)
+                raw = readline(BLOCK)
+                parts.append(raw)
+                size += len(raw)
+            raw = b"".join(parts)
+        if nul and b"\0" in raw:
+            raise nul_error(path, lineno)
+        yield raw
+
+
 def decode(data: bytes, path: str, first_line: int = 1, offset: Optional[int] = None) -> str:
     """``data`` (whole lines starting at ``first_line`` of ``path``, at byte ``offset``) as text;
     invalid UTF-8 is an :class:`EncodingError` naming its line."""
@@ -104,7 +146,7 @@ def read_lines(stream: IO[str], path: str) -> Iterator[str]:
         return
     errors = getattr(stream, "errors", None) or "strict"
     offset = 0
-    for raw in buffer:
+    for raw in binary_lines(buffer, path, nul=False):  # a short line's NUL: found once decoded
         lineno += 1
         try:
             line = raw.decode("utf-8", errors)

@@ -14,7 +14,7 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, NlpipeError
 from nlpipe.io.conllu import write_conllu
-from nlpipe.io.inputs import open_input, sniff
+from nlpipe.io.inputs import binary_lines, open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.registry import load_stage, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
@@ -103,8 +103,11 @@ class Source:
                 pass
         head: List[bytes] = []
         self.is_conllu = True
+        # CoNLL-U lines are cut into chunks as bytes: a NUL byte is reported (or, with --skip-bad,
+        # passed through) where a chunk is parsed; only the length of a line is bounded here
+        self.lines = binary_lines(self.buffer, self.name, nul=False)
         if detect:
-            kind, head = sniff(self.buffer)
+            kind, head = sniff(self.lines)
             self.is_conllu = kind in ("conllu", "empty")
         self.head = head
 
@@ -119,7 +122,7 @@ class Source:
 
     def _lines(self) -> Iterator[bytes]:
         yield from self.head
-        yield from self.buffer
+        yield from self.lines
 
     def close(self) -> None:
         if self.name != "<stdin>":

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from nlpipe.errors import InputError, NlpipeError
-from nlpipe.io.inputs import number, shown
+from nlpipe.io.inputs import binary_lines, number, shown
 from nlpipe.io.provenance import vectors_entry
 from nlpipe.nn.features import word_key
 
@@ -104,7 +104,7 @@ def read_vectors(path: str, keep: Optional[Callable[[str], bool]] = None, top: O
     stream = _open(path)
     try:
         with stream:
-            for n, raw in enumerate(stream, 1):
+            for n, raw in enumerate(binary_lines(stream, path), 1):
                 try:
                     line = raw.decode("utf-8").rstrip("\r\n").rstrip(" ")
                 except UnicodeDecodeError:
