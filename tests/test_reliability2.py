@@ -284,3 +284,104 @@ def test_main_turns_a_memory_error_into_one_line(monkeypatch, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("nlpipe: error: ") and "memory" in err
+
+
+# ----------------------------------------------------------------------------------------------
+# Interrupted training leaves the model it would replace whole
+
+def _treebank(n: int) -> str:
+    """``n`` three-word sentences with tags, features, lemmas and trees."""
+    import random
+
+    rnd = random.Random(n)
+    det = [("the", "DT", "Definite=Def|PronType=Art"), ("a", "DT", "Definite=Ind|PronType=Art")]
+    noun = [("dog", "NN", "Number=Sing"), ("cat", "NN", "Number=Sing")]
+    verb = [("barks", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres"),
+            ("sleeps", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres")]
+    out = []
+    for k in range(n):
+        (d, dx, df), (w, nx, nf), (v, vx, vf) = rnd.choice(det), rnd.choice(noun), rnd.choice(verb)
+        out.append(f"# sent_id = s{k}\n# text = {d} {w} {v}\n"
+                   f"1\t{d}\t{d}\tDET\t{dx}\t{df}\t2\tdet\t_\t_\n"
+                   f"2\t{w}\t{w}\tNOUN\t{nx}\t{nf}\t3\tnsubj\t_\t_\n"
+                   f"3\t{v}\t{v[:-1]}\tVERB\t{vx}\t{vf}\t0\troot\t_\t_\n\n")
+    return "".join(out)
+
+
+def _snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def trained_pos(tmp_path):
+    """(train, dev, model folder trained from them, its files' bytes)."""
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(_treebank(200))
+    dev.write_text(_treebank(20))
+    out = tmp_path / "model"
+    r = nlpipe(["train", "pos", "--train", str(train), "--dev", str(dev), "--out", str(out), "--vectors", "none"])
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return train, dev, out, _snapshot(out)
+
+
+def test_a_training_that_fails_at_the_end_leaves_the_old_model_whole(trained_pos, monkeypatch):
+    import nlpipe.train.pos as pos
+
+    train, dev, out, before = trained_pos
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the disk went away")
+    monkeypatch.setattr(pos, "write_config", broken)   # after the weights and morph/ are written
+    with pytest.raises(RuntimeError):
+        pos.train_model(str(train), str(dev), str(out), pos.TrainOptions(epochs=2), vectors="none")
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["dev.conllu", "model", "train.conllu"]
+
+
+def test_sigterm_during_training_leaves_the_old_model_whole_and_no_temporary_folder(trained_pos):
+    import signal
+    import time
+
+    train, dev, out, before = trained_pos
+    proc = subprocess.Popen([sys.executable, "-m", "nlpipe.cli", "train", "pos", "--train", str(train),
+                             "--dev", str(dev), "--out", str(out), "--vectors", "none", "--epochs", "50"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(out.parent.glob(".nlpipe-model-*")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "nlpipe: terminated"
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["dev.conllu", "model", "train.conllu"]
+
+
+def test_a_finished_training_replaces_the_model_and_names_it(trained_pos):
+    import json
+
+    train, dev, out, before = trained_pos
+    (out / "stale.txt").write_text("from an older model")
+    r = nlpipe(["train", "tokenize", "--method", "rules", "--train", str(train), "--out", str(out), "--json"])
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert json.loads(r.stdout)["model"] == str(out)
+    assert not (out / "stale.txt").exists() and json.loads((out / "config.json").read_text())["stage"] == "tokenize"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["dev.conllu", "model", "train.conllu"]
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_training_into_a_file_is_refused_before_any_work(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(_treebank(20))
+    out = tmp_path / "model"
+    out.write_text("not a folder")
+    r = nlpipe(["train", "tokenize", "--method", "rules", "--train", str(train), "--out", str(out)])
+    refused(r, str(out), "not a folder")
+    assert out.read_text() == "not a folder"

@@ -24,23 +24,33 @@ Weight files are plain: JSON, ``.npz`` (read with ``allow_pickle=False``), torch
 ``weights_only=True``), one word a line. Reading never runs code from a file. Writes go to a
 temporary file renamed into place, so an interrupted save leaves the previous file whole. Any
 failure to read becomes one :class:`~nlpipe.errors.ModelError` naming the file.
+
+A trainer builds its whole directory the same way (:func:`builds_model`, :func:`building`): in a
+temporary folder beside the target, renamed over it at the end, so that a training run that is
+interrupted or fails (in its last dev scoring, say) leaves the model it would replace whole.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import json
 import os
 import pickle
 import re
+import shutil
+import signal
+import stat
 import tempfile
 import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from nlpipe.errors import ModelError
+from nlpipe.errors import ModelError, NlpipeError
+from nlpipe.io.outputs import TEMPORARY
 
 MODEL_FORMAT = 2
 READS_FORMATS = (1, 2)
@@ -295,3 +305,83 @@ def write_tensors(path: Path, tensors: Mapping[str, Any]) -> None:
     import torch
 
     _replace(path, lambda f: torch.save(dict(tensors), f))
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a model directory
+
+F = TypeVar("F", bound=Callable[..., Any])
+# signals held back while a finished model is renamed into place (the two renames must both happen)
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                                           "SIGXCPU") if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def building(model_dir: Union[str, Path]) -> Iterator[Path]:
+    """A new, empty temporary folder beside ``model_dir`` to write a model into. When the block
+    ends without error it becomes ``model_dir`` (a symlink is followed; a folder already there
+    is replaced only then); on an error or a signal it is removed."""
+    target = Path(os.path.realpath(model_dir))
+    if target.exists() and not target.is_dir():
+        raise NlpipeError(f"{model_dir}: exists and is not a folder")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".nlpipe-{target.name}-", suffix=".tmp", dir=target.parent))
+    except OSError as e:
+        raise NlpipeError(f"{model_dir}: cannot make the model folder ({e.strerror})") from None
+    TEMPORARY.add(str(tmp))
+    try:
+        yield tmp
+        _install(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        TEMPORARY.discard(str(tmp))
+
+
+def _install(tmp: Path, target: Path) -> None:
+    """Rename the finished folder ``tmp`` to ``target``, replacing the folder there, if any."""
+    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) if target.is_dir() else 0o777 & ~_umask())
+    held = hasattr(signal, "pthread_sigmask") and _HELD
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        if not target.exists():
+            os.rename(tmp, target)
+            return
+        old = tempfile.mkdtemp(prefix=f".nlpipe-{target.name}-old-", suffix=".tmp", dir=target.parent)
+        os.rename(target, old)          # onto the empty folder just made
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError as e:
+        raise NlpipeError(f"{target}: cannot put the trained model in place ({e.strerror})") from None
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+def builds_model(argument: str) -> Callable[[F], F]:
+    """Decorate a trainer whose parameter ``argument`` names the model folder it writes: it then
+    writes a temporary folder instead (:func:`building`), which becomes that folder when the trainer
+    returns. Top-level values of its result that name the temporary folder name the target."""
+    def wrap(train: F) -> F:
+        signature = inspect.signature(train)
+
+        @functools.wraps(train)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            out = bound.arguments[argument]
+            with building(out) as tmp:
+                bound.arguments[argument] = tmp if isinstance(out, Path) else str(tmp)
+                result = train(*bound.args, **bound.kwargs)
+            if isinstance(result, dict):
+                result = {k: (type(v)(out) if isinstance(v, (str, Path)) and str(v) == str(tmp) else v)
+                          for k, v in result.items()}
+            return result
+        return run  # type: ignore[return-value]
+    return wrap

@@ -16,6 +16,7 @@ worker process breaks during the clean-up after Ctrl-C (exit 141, no message).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -53,7 +54,10 @@ def _hard_exit(signum: int) -> None:
     an object's ``__del__`` say): remove the temporary files and exit; workers die with us."""
     for path in list(TEMPORARY):
         try:
-            os.unlink(path)
+            if os.path.isdir(path):       # a model being trained (nlpipe.io.model_dir.building)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
         except OSError:
             pass
     try:
