@@ -385,3 +385,121 @@ def test_training_into_a_file_is_refused_before_any_work(tmp_path):
     r = nlpipe(["train", "tokenize", "--method", "rules", "--train", str(train), "--out", str(out)])
     refused(r, str(out), "not a folder")
     assert out.read_text() == "not a folder"
+
+
+# ----------------------------------------------------------------------------------------------
+# Failing streams
+
+@pytest.mark.parametrize("args", [["pos"], ["tokenize", "--method", "rules"], ["annotate", "--stages", "pos"],
+                                  ["convert", "--from", "conll2012", "--to", "conllu"]])
+def test_an_input_that_fails_to_read_is_one_line(args):
+    # reading /proc/self/mem at offset 0 fails with EIO
+    refused(nlpipe([*args, "/proc/self/mem"]), "/proc/self/mem:1:", "cannot read")
+
+
+def test_an_input_that_fails_to_read_in_eval_is_one_line(tmp_path):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(CONLLU)
+    refused(nlpipe(["eval", "ud", "--gold", str(gold), "--pred", "/proc/self/mem"]), "/proc/self/mem:1:", "cannot read")
+
+
+def _closing(fd: int):
+    return lambda: os.close(fd)
+
+
+def test_a_closed_stdin_is_one_line():
+    refused(nlpipe(["pos"], preexec_fn=_closing(0)), "<stdin>", "closed")
+
+
+@pytest.mark.parametrize("args", [["pos", "{src}"], ["models"], ["eval", "ud", "--gold", "{src}", "--pred", "{src}"]])
+def test_a_closed_stdout_is_one_line(tmp_path, args):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU)
+    refused(nlpipe([a.format(src=src) for a in args], preexec_fn=_closing(1)), "<stdout>", "closed")
+
+
+@pytest.mark.parametrize("args", [["pos", "{src}"], ["models"], ["models", "--json"], ["--help"], ["pos", "--help"],
+                                  ["eval", "ud", "--gold", "{src}", "--pred", "{src}"]])
+def test_a_full_stdout_is_one_line(tmp_path, args):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU)
+    with open("/dev/full", "wb") as full:
+        r = nlpipe([a.format(src=src) for a in args], stdout=full)
+    refused(r, "No space left on device")
+
+
+def test_a_closed_stderr_keeps_exit_code_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "nlpipe.cli", "pos", str(tmp_path / "missing.conllu")],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=_closing(2), timeout=60)
+    assert r.returncode == 2
+
+
+@pytest.mark.parametrize("data, what", [(None, "gzip"), ("\ufeffA dog barks.\n".encode("utf-16-le"), "UTF-16"),
+                                        (b"A dog\x00 barks.\n", "NUL")])
+def test_annotate_refuses_an_input_that_is_not_text_before_loading_models(tmp_path, data, what):
+    import gzip
+    import time
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(gzip.compress(b"A dog barks.\n") if data is None else data)
+    start = time.time()
+    r = nlpipe(["annotate", str(src), "-o", str(tmp_path / "out.conllu")])
+    refused(r, str(src), what)
+    assert time.time() - start < 3      # the whole chain takes about 5 s to load
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_annotate_refuses_a_closed_stdout_before_loading_models(tmp_path):
+    import time
+
+    src = tmp_path / "in.txt"
+    src.write_text("A dog barks.\n")
+    start = time.time()
+    refused(nlpipe(["annotate", str(src)], preexec_fn=_closing(1)), "<stdout>", "closed")
+    assert time.time() - start < 3
+
+
+def test_out_of_memory_while_loading_a_library_is_one_line(monkeypatch, capsys):
+    import nlpipe.runtime.pipeline as pipeline
+    from nlpipe.cli import main
+
+    def unmappable(*args, **kwargs):
+        raise ImportError("libtorch_cpu.so: failed to map segment from shared object")
+    monkeypatch.setattr(pipeline, "run_stage", unmappable)
+    with pytest.raises(SystemExit) as e:
+        main(["pos", "-"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err
+
+
+# ----------------------------------------------------------------------------------------------
+# Other signals
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU"])
+def test_batch_system_signals_end_the_run_with_one_line_and_no_temporary_file(tmp_path, name, jobs):
+    import signal
+    import time
+
+    sig = getattr(signal, name)
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.conllu"
+    proc = subprocess.Popen([sys.executable, "-m", "nlpipe.cli", "annotate", "--stages", "pos", "--jobs", jobs,
+                             "--batch", "1", str(fifo), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "w", encoding="utf-8") as w:
+        w.write(CONLLU * 3)       # chunks go to the temporary file while the input stays open
+        w.flush()
+        deadline = time.time() + 60
+        while not [p for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nlpipe: ") and "Traceback" not in lines[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]

@@ -11,8 +11,10 @@ A command's module is imported only when the command runs (or ``--help`` lists i
 """
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
+import os
 import sys
 from typing import Dict, List, Optional
 
@@ -26,6 +28,8 @@ from nlpipe.errors import NlpipeError
 # collector ran some 130 times over en_ewt test in `nlpipe pos`, ~5% of its time for nothing; at
 # this threshold it still runs on long inputs, so that cycles are freed as they go.
 GC_THRESHOLD = 100_000
+
+OUT_OF_MEMORY = "out of memory (the input, a model or the memory limit; see 'ulimit -v')"
 
 # command name -> "module:attribute" under nlpipe.cli, in the order `nlpipe --help` lists them
 COMMANDS: Dict[str, str] = {
@@ -73,16 +77,50 @@ def cli() -> None:
     """
 
 
+def _hold_closed_streams() -> None:
+    """A process started with stdin, stdout or stderr closed (``<&-``, ``>&-``, ``2>&-``): hold
+    each closed descriptor with /dev/null, so that no file opened later takes its number (and is
+    taken for stdin or stdout). ``sys.stdin``/``sys.stdout`` stay None, which a command that reads
+    or writes them reports; ``sys.stderr`` writes to /dev/null, so that the exit code stays right."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)   # the lowest free number: this one
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 2:
+                sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """Whether an error is the system refusing memory (``ulimit -v``: a library that cannot map)."""
+    text = str(e)
+    return getattr(e, "errno", None) == errno.ENOMEM or "failed to map segment" in text \
+        or "annot allocate memory" in text
+
+
+def _fail(message: str, code: int = 2) -> None:
+    sys.stderr.write(f"nlpipe: error: {message}\n")
+    sys.exit(code)
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: run the click group, turning user errors into one line and exit code 2, and
-    SIGINT/SIGTERM/SIGHUP into one line and exit code 128 + n (see nlpipe.runtime.signals)."""
+    SIGINT/SIGTERM/SIGHUP (and the other signals of nlpipe.runtime.signals) into one line and exit
+    code 128 + n. Failing streams (a full disk on stdout, an input that cannot be read, a closed
+    stdin or stdout) and running out of memory are one line and exit code 2 too."""
     from nlpipe.errors import OutputClosed
+    from nlpipe.io.outputs import flush_stdout, silence_stdout
     from nlpipe.runtime.signals import Interrupted, ending_on_signals
 
+    _hold_closed_streams()
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     try:
         with ending_on_signals():
             cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
+            flush_stdout()
     except Interrupted as e:
         sys.stderr.write(f"nlpipe: {e}\n")
         sys.exit(e.exit_code)
@@ -98,9 +136,20 @@ def main(argv: Optional[list] = None) -> None:
     except OutputClosed:  # `nlpipe ... | head`: quiet, like any Unix filter whose reader left
         sys.exit(141)
     except MemoryError:
-        sys.stderr.write("nlpipe: error: out of memory (the input, a model or the memory limit; "
-                         "see 'ulimit -v')\n")
-        sys.exit(2)
+        _fail(OUT_OF_MEMORY)
+    except BrokenPipeError:   # a write outside nlpipe's outputs (click's --help | head)
+        silence_stdout()
+        sys.exit(141)
+    except (OSError, ImportError) as e:
+        if _out_of_memory(e):
+            _fail(OUT_OF_MEMORY)
+        if isinstance(e, ImportError):
+            raise
+        # an error of the system outside the readers and writers that name their file (click's
+        # --help on a full disk): one line all the same; stdout's buffer must not fail again at exit
+        silence_stdout()
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _fail(f"{where}{e.strerror or e}")
 
 
 if __name__ == "__main__":

@@ -54,12 +54,14 @@ def list_models(folders: Sequence[str] = ()) -> List[Dict[str, Any]]:
 def models(folders: tuple, as_json: bool) -> None:
     """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their language
     and dev scores; * marks a stage's default."""
+    from nlpipe.io.outputs import echo
+
     rows = list_models(folders)
     if as_json:
-        click.echo(json.dumps(rows))
+        echo(json.dumps(rows))
         return
     width = max([24] + [len(r["name"]) for r in rows])
     for r in rows:
         scores = ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}" for k, v in r["scores"].items()) or "-"
         mark = "*" if r["default"] else " "
-        click.echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")
+        echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")

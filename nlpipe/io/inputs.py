@@ -11,7 +11,9 @@ An empty input (no bytes, or only a byte-order mark) is a valid, empty document 
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import sys
 from typing import IO, Iterable, Iterator, List, Optional, Tuple
 
@@ -55,6 +57,8 @@ def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO
     """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text split on ``\\n`` only; returns the
     stream and the name messages use (``<stdin>`` for stdin)."""
     if path is None or path == "-":
+        if sys.stdin is None:   # started with stdin closed (`<&-`)
+            raise NlpipeError("<stdin>: cannot read (stdin is closed)")
         return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
                                 newline="\n"), "<stdin>"
     try:
@@ -65,6 +69,44 @@ def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO
         raise NlpipeError(f"{path}: is a directory, expected a file") from None
     except PermissionError:
         raise NlpipeError(f"{path}: permission denied") from None
+    except OSError as e:
+        raise NlpipeError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
+# the first bytes of inputs that are not text, and what to do about them
+_NOT_TEXT = ((b"\x1f\x8b", "gzip-compressed; decompress it first (zcat FILE | nlpipe ...)"),
+             (b"BZh", "bzip2-compressed; decompress it first (bzcat FILE | nlpipe ...)"),
+             (b"\xfd7zXZ\x00", "xz-compressed; decompress it first (xzcat FILE | nlpipe ...)"),
+             (b"\x28\xb5\x2f\xfd", "zstd-compressed; decompress it first (zstdcat FILE | nlpipe ...)"),
+             (b"PK\x03\x04", "a zip archive; extract the text first"),
+             (b"\xff\xfe", "UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"),
+             (b"\xfe\xff", "UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"))
+
+
+def check_input(path: Optional[str], nul: bool = True) -> None:
+    """An :class:`InputError` when the start of ``path`` (``None``/``-``: stdin) shows that it is
+    not text: compressed, an archive, UTF-16, or (with ``nul``) a NUL byte in its first block; so
+    that a command refuses it before it loads its models. Only regular files are looked at, and
+    nothing is consumed: a pipe is checked as it is read."""
+    name = "<stdin>" if path is None or path == "-" else path
+    try:
+        if name == "<stdin>":
+            if sys.stdin is None or not stat.S_ISREG(os.fstat(0).st_mode):
+                return
+            head = os.pread(0, BLOCK, os.lseek(0, 0, os.SEEK_CUR))
+        else:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return
+            with open(path, "rb") as f:
+                head = f.read(BLOCK)
+    except OSError:
+        return   # reported where the input is opened and read
+    for magic, what in _NOT_TEXT:
+        if head.startswith(magic) and not (magic == b"BZh" and not head[3:4].isdigit()):
+            raise InputError(name, None, f"the input is {what}")
+    at = head.find(b"\0") if nul else -1
+    if at >= 0:
+        raise nul_error(name, head.count(b"\n", 0, at) + 1)
 
 
 def utf8_error(path: str, line: int, raw: bytes, start: int, offset: Optional[int] = None) -> EncodingError:
@@ -92,26 +134,29 @@ def binary_lines(buffer: IO[bytes], path: str, nul: bool = True, first_line: int
     ``first_line``."""
     readline = buffer.readline
     lineno = first_line - 1
-    while True:
-        raw = readline(BLOCK)
-        if not raw:
-            return
-        lineno += 1
-        if len(raw) == BLOCK and raw[-1:] != b"\n":
-            parts = [raw]
-            size = len(raw)
-            while raw and raw[-1:] != b"\n":
-                if b"\0" in raw:
-                    raise nul_error(path, lineno)
-                if size > MAX_LINE:
-                    raise long_line_error(path, lineno)
-                raw = readline(BLOCK)
-                parts.append(raw)
-                size += len(raw)
-            raw = b"".join(parts)
-        if nul and b"\0" in raw:
-            raise nul_error(path, lineno)
-        yield raw
+    try:
+        while True:
+            raw = readline(BLOCK)
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) == BLOCK and raw[-1:] != b"\n":
+                parts = [raw]
+                size = len(raw)
+                while raw and raw[-1:] != b"\n":
+                    if b"\0" in raw:
+                        raise nul_error(path, lineno)
+                    if size > MAX_LINE:
+                        raise long_line_error(path, lineno)
+                    raw = readline(BLOCK)
+                    parts.append(raw)
+                    size += len(raw)
+                raw = b"".join(parts)
+            if nul and b"\0" in raw:
+                raise nul_error(path, lineno)
+            yield raw
+    except OSError as e:   # EIO from a failing disk, EINVAL, EISDIR ...
+        raise InputError(path, lineno + 1, f"cannot read ({e.strerror or e})") from None
 
 
 def decode(data: bytes, path: str, first_line: int = 1, offset: Optional[int] = None) -> str:

@@ -100,6 +100,8 @@ def check_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> T
     before writing is an :class:`NlpipeError` here, an output that is one of ``inputs`` too."""
     refuse_input_as_output(path, inputs)
     if path is None or path == "-":
+        if sys.stdout is None:   # started with stdout closed (`>&-`)
+            raise NlpipeError(f"{STDOUT}: cannot write (stdout is closed)")
         return Target(STDOUT, "stdout")
     if path.endswith(("/", os.sep)):
         raise NlpipeError(f"{path}: is a folder name; expected a file name")
@@ -165,7 +167,32 @@ def _discard(stream: IO[str]) -> None:
         pass
 
 
-def _silence_stdout() -> None:
+def echo(text: str) -> None:
+    """``text`` and a newline on stdout, flushed; write errors as in :class:`Output`."""
+    if sys.stdout is None:
+        raise NlpipeError(f"{STDOUT}: cannot write (stdout is closed)")
+    out = Output(sys.stdout, STDOUT)
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except (OutputClosed, NlpipeError):
+        silence_stdout()   # what stdout's buffer still holds must not fail again at exit
+        raise
+
+
+def flush_stdout() -> None:
+    """Flush stdout at the end of a command, its errors as in :class:`Output` (else Python
+    would report them at exit, with a traceback-like message and exit code 120)."""
+    if not hasattr(sys.stdout, "flush"):   # closed, or a stand-in that holds what was written
+        return
+    try:
+        Output(sys.stdout, STDOUT).flush()
+    except (OutputClosed, NlpipeError):
+        silence_stdout()
+        raise
+
+
+def silence_stdout() -> None:
     """Point fd 1 at /dev/null, so that no later flush of stdout fails (or prints) again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -201,13 +228,13 @@ def open_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> It
             yield Output(out, STDOUT)
             Output(out, STDOUT).flush()
         except OutputClosed:
-            _silence_stdout()
+            silence_stdout()
             raise
         finally:
             try:
                 out.detach()
             except OSError:  # a failed write: what the buffer holds cannot go anywhere
-                _silence_stdout()
+                silence_stdout()
                 out.detach()
         return
     if target.how == "direct":

@@ -14,7 +14,7 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, NlpipeError
 from nlpipe.io.conllu import write_conllu
-from nlpipe.io.inputs import binary_lines, open_input, sniff
+from nlpipe.io.inputs import binary_lines, check_input, open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.registry import load_stage, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
@@ -34,6 +34,7 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
                  encoding_errors: str = "strict") -> int:
     """Tokenize a raw-text file into CoNLL-U; return the number of sentences written."""
     check_output(output, [input])
+    check_input(input)
     tokenizer = load_tokenizer(model, method)
     stream, name = open_input(input, encoding_errors)
     try:
@@ -55,6 +56,7 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
     check_output(output, [input])
+    check_input(input, nul=not skip_bad)
     with Annotator(spec, batch=batch) as ann, open_output(output, [input]) as out:
         return ann.run([input], out, Progress(stage, enabled=False))["sentences"]
 
@@ -256,6 +258,8 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
             raise NlpipeError(f"--model {s}=...: stage {s} is not among the stages run ({','.join(spec.stages)})")
     for s in spec.stages:
         resolve_model(s, spec.models.get(s))  # a missing model fails before any output
+    for path in inputs:   # a compressed or binary input fails before the models load
+        check_input(path, nul=not skip_bad)
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
         todo = [(s, d) for s, d in pairs if not os.path.exists(d)]

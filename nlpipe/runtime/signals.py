@@ -1,4 +1,5 @@
 """How a run ends on SIGINT, SIGTERM and SIGHUP: the same way in every command, with or without workers.
+SIGUSR1, SIGUSR2, SIGALRM and SIGXCPU, which batch systems send for soft limits, end it the same way.
 
 While :func:`ending_on_signals` is active, each of these signals raises :class:`Interrupted` in the
 main thread. Unwinding then does the clean-up that the code on the way already does for errors:
@@ -25,8 +26,11 @@ from typing import Any, Dict, Iterator, Optional
 
 from nlpipe.io.outputs import TEMPORARY
 
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hangup"}
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                                                   "SIGXCPU") if hasattr(signal, name))
+_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hangup", "SIGUSR1": "stopped by SIGUSR1",
+          "SIGUSR2": "stopped by SIGUSR2", "SIGALRM": "stopped by SIGALRM (alarm)",
+          "SIGXCPU": "stopped by SIGXCPU (CPU time limit)"}
 
 
 class Interrupted(BaseException):
@@ -106,8 +110,8 @@ def ending_on_signals() -> Iterator[None]:
 
 
 def worker_signals() -> None:
-    """In a worker process: SIGINT and SIGHUP are the main process's to handle (a terminal sends
-    them to the whole process group); SIGTERM, which the main process uses to stop its workers,
-    ends the worker at once."""
+    """In a worker process: SIGINT, SIGHUP and the others are the main process's to handle (a
+    terminal or a batch system sends them to the whole process group); SIGTERM, which the main
+    process uses to stop its workers, ends the worker at once."""
     for s in SIGNALS:
         signal.signal(s, signal.SIG_DFL if s == getattr(signal, "SIGTERM", None) else signal.SIG_IGN)
