@@ -6,6 +6,7 @@ the input left as it was.
 """
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -185,7 +186,6 @@ def test_bad_indexes_in_conll2012_are_one_line(tmp_path, sent, token):
 
 @pytest.mark.parametrize("index", ["²", LONG])
 def test_a_bad_token_index_in_uner_is_an_input_error(index):
-    import io
 
     from nlpipe.errors import InputError
     from nlpipe.io.formats import read_uner
@@ -503,3 +503,128 @@ def test_batch_system_signals_end_the_run_with_one_line_and_no_temporary_file(tm
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("nlpipe: ") and "Traceback" not in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Hostile model folders and malformed configs
+
+def _model_copy(tmp_path: Path, name: str = "tokenize-rules-ewt") -> Path:
+    import shutil
+
+    from nlpipe.registry import MODELS_DIR
+
+    if not (MODELS_DIR / name).is_dir():
+        pytest.skip(f"shipped model {name} absent")
+    dst = tmp_path / "models" / "m"
+    shutil.copytree(MODELS_DIR / name, dst)
+    return dst
+
+
+def _edit_config(model: Path, edit) -> None:
+    import json
+
+    config = json.loads((model / "config.json").read_text())
+    edit(config)
+    (model / "config.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("name", ["../other/punkt.json", "/dev/zero", "/etc/hostname"])
+def test_a_file_name_in_config_that_leaves_the_folder_is_refused(tmp_path, name):
+    import shutil
+
+    model = _model_copy(tmp_path)
+    (tmp_path / "models" / "other").mkdir()
+    shutil.copy(model / "punkt.json", tmp_path / "models" / "other" / "punkt.json")
+    _edit_config(model, lambda c: c["model"].update(punkt=name))
+    r = limited(["tokenize", "--model", str(model)], timeout=30)
+    refused(r, "model.punkt", "outside")
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "outside"])
+def test_a_model_file_that_is_not_a_regular_file_of_the_folder_is_refused(tmp_path, kind):
+    model = _model_copy(tmp_path)
+    (model / "punkt.json").unlink()
+    if kind == "dev-zero":
+        (model / "punkt.json").symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(model / "punkt.json")
+    else:
+        (tmp_path / "elsewhere.json").write_text("{}")
+        (model / "punkt.json").symlink_to(tmp_path / "elsewhere.json")
+    r = limited(["tokenize", "--model", str(model)], timeout=30)
+    refused(r, "punkt.json")
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda c: c["training"].update(scores=[1, 2]), "training.scores"),
+    (lambda c: c.update(language="\ud800"), "language"),
+    (lambda c: c.update(language="en\nzz"), "language"),
+    (lambda c: c.update(also_stages=[[1]]), "also_stages"),
+    (lambda c: c["training"].update(notes=float("nan")), "finite"),
+])
+def test_a_malformed_config_is_one_line_and_nlpipe_models_lists_the_others(tmp_path, edit, words):
+    import shutil
+
+    good = _model_copy(tmp_path)
+    bad = tmp_path / "models" / "bad"
+    shutil.copytree(good, bad)
+    _edit_config(bad, edit)
+    refused(nlpipe(["tokenize", "--model", str(bad)]), str(bad), words)
+    r = nlpipe(["models"], env=dict(os.environ, NLPIPE_MODELS=str(tmp_path / "models")))
+    assert r.returncode == 0, r.stderr.decode()
+    out = r.stdout.decode()
+    lines = [line for line in out.splitlines() if str(tmp_path) in line]
+    assert len(lines) == 2 and "broken" in lines[0] and str(bad) in lines[0]
+    assert str(good) in lines[1] and "punkt-treebank.v1" in lines[1]
+
+
+def test_a_config_nested_100000_levels_deep_is_one_line(tmp_path):
+    model = _model_copy(tmp_path)
+    text = (model / "config.json").read_text()
+    (model / "config.json").write_text(text.rstrip().rstrip("}") + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    refused(nlpipe(["tokenize", "--model", str(model)]), str(model), "nested")
+
+
+@pytest.mark.parametrize("key, value", [("heads", 0), ("layers", 1e30), ("d_model", -1), ("layers", True)])
+def test_network_sizes_out_of_range_are_one_line(tmp_path, key, value):
+    model = _model_copy(tmp_path, "srl-lisa-ewt")
+    _edit_config(model, lambda c: c["model"].update({key: value}))
+    refused(limited(["srl", "--model", str(model)], timeout=60), f"model.{key}")
+
+
+def _npz_with_header(path: Path, declared: int) -> None:
+    """An uncompressed .npz whose one array's header declares ``declared`` float32 elements but
+    holds 4."""
+    import zipfile
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    head = io.BytesIO()
+    npy.write_array_header_1_0(head, {"descr": "<f4", "fortran_order": False, "shape": (declared,)})
+    data = head.getvalue() + np.zeros(4, np.float32).tobytes()
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("weights.npy", data)
+
+
+def test_an_npz_declaring_10_to_the_11_elements_is_refused_before_allocating(tmp_path):
+    model = _model_copy(tmp_path, "tokenize-char-ewt")
+    _npz_with_header(model / "weights.npz", 10 ** 11)
+    refused(limited(["tokenize", "--model", str(model)], timeout=60), "weights.npz", "declares")
+
+
+def test_a_model_file_that_unpacks_beyond_the_cap_is_refused(tmp_path, monkeypatch):
+    import zipfile
+
+    import numpy as np
+
+    import nlpipe.io.model_dir as model_dir
+    from nlpipe.errors import ModelError
+
+    monkeypatch.setattr(model_dir, "MAX_FILE", 1 << 20)     # a 1 MiB cap stands in for the real one
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, x=np.zeros(1 << 20, np.float32))   # 4 MiB of zeros, a few KiB packed
+    assert path.stat().st_size < 64 << 10
+    with pytest.raises(ModelError, match="unpacks to"):
+        model_dir.read_arrays(path)
+    assert zipfile.is_zipfile(path)
