@@ -628,3 +628,69 @@ def test_a_model_file_that_unpacks_beyond_the_cap_is_refused(tmp_path, monkeypat
     with pytest.raises(ModelError, match="unpacks to"):
         model_dir.read_arrays(path)
     assert zipfile.is_zipfile(path)
+
+
+# ----------------------------------------------------------------------------------------------
+# Low
+
+def test_a_file_name_that_is_not_utf8_gives_valid_conllu(tmp_path):
+    src = os.path.join(os.fsencode(tmp_path), b"caf\xe9.txt")
+    with open(src, "wb") as f:
+        f.write(b"A dog barks.\n")
+    r = nlpipe(["tokenize", "--method", "rules", os.fsdecode(src)])
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")                   # strict: raises on invalid UTF-8
+    assert "# sent_id = caf\ufffd-1" in text
+
+
+def test_an_output_name_near_the_file_system_limit_is_written(tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU)
+    out = tmp_path / ("a" * 248 + ".conllu")         # 255 bytes: the longest name most file systems take
+    r = nlpipe(["pos", str(src), "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    assert out.is_file() and sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.conllu", out.name])
+
+
+def test_a_per_file_output_that_is_a_folder_is_refused(tmp_path):
+    src = tmp_path / "a.conllu"
+    src.write_text(CONLLU)
+    (tmp_path / "od" / "a.conllu").mkdir(parents=True)
+    refused(nlpipe(["annotate", "--stages", "pos", str(src), "-o", str(tmp_path / "od") + "/"]), "a.conllu", "not a file")
+
+
+def test_a_value_with_a_pipe_stays_one_misc_entry():
+    from nlpipe.io.conllu import misc_get, misc_set
+
+    misc = misc_set("SpaceAfter=No", "Pred", "zorb|ne=b-per.01")
+    assert misc_get(misc, "ne") is None and misc_get(misc, "SpaceAfter") == "No"
+    assert misc_get(misc, "Pred").startswith("zorb") and misc_get(misc, "Pred").endswith("ne=b-per.01")
+    assert len(misc.split("|")) == 2
+
+
+@pytest.mark.parametrize("text, line, words", [
+    (CONLLU.replace("\n", "\r"), 1, "carriage return"),                                   # CR-only line breaks
+    ("1\t\t_\t_\t_\t_\t0\troot\t_\t_\n\n", 1, "empty FORM"),
+    ("1-3\tabc\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n"
+     "2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n3\tc\t_\t_\t_\t_\t1\tdep\t_\t_\n\n", 3, "overlaps"),        # nested ranges
+    ("1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n"
+     "2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n3\tc\t_\t_\t_\t_\t1\tdep\t_\t_\n\n", 3, "overlaps"),        # overlapping
+    ("1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t2\tdep\t_\t_\n\n", 2, "itself"),     # self-loop
+])
+def test_the_reader_refuses_what_conllu_does_not_allow(tmp_path, text, line, words):
+    src = tmp_path / "in.conllu"
+    src.write_text(text, newline="")
+    refused(nlpipe(["pos", str(src)]), f"{src}:{line}:", words)
+
+
+def test_jobs_beyond_the_machine_are_refused_before_loading(tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU)
+    refused(nlpipe(["annotate", "--stages", "pos", "-j", "64", str(src)]), "--jobs 64")
+
+
+def test_an_error_about_a_200000_character_cell_is_cut(tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(CONLLU.replace("0\troot\t_\t_", "0\troot\t_\tNE=" + "x" * 200_000))
+    line = refused(nlpipe(["eval", "ner", "--gold", str(src), "--pred", str(src)]), f"{src}:2:")
+    assert len(line) < 1000

@@ -101,6 +101,15 @@ def _out_of_memory(e: BaseException) -> bool:
         or "annot allocate memory" in text
 
 
+MAX_MESSAGE = 400   # characters of an error message: input echoed in it (a 200,000-character cell) is cut
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line (line breaks escaped) of at most :data:`MAX_MESSAGE` characters."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "... (cut)"
+
+
 def _fail(message: str, code: int = 2) -> None:
     sys.stderr.write(f"nlpipe: error: {message}\n")
     sys.exit(code)
@@ -131,8 +140,7 @@ def main(argv: Optional[list] = None) -> None:
         e.show()
         sys.exit(2)
     except NlpipeError as e:
-        sys.stderr.write(f"nlpipe: error: {e}\n")
-        sys.exit(2)
+        _fail(one_line(str(e)))
     except OutputClosed:  # `nlpipe ... | head`: quiet, like any Unix filter whose reader left
         sys.exit(141)
     except MemoryError:

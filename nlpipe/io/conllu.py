@@ -238,7 +238,11 @@ def _pairs(field: str) -> Optional[dict]:
 
 
 def misc_set(misc: str, key: str, value: Optional[str]) -> str:
-    """Return MISC with ``key`` set to ``value`` (removed when ``None``); other entries keep their order."""
+    """Return MISC with ``key`` set to ``value`` (removed when ``None``); other entries keep their order.
+    A ``|`` in ``value`` (a roleset made from an odd LEMMA, say) becomes ``_``: it would end the entry
+    and start another (``Pred=zorb|ne=b-per.01``)."""
+    if value is not None and "|" in value:
+        value = value.replace("|", "_")
     entries = [] if misc == "_" or misc == "" else misc.split("|")
     out = []
     done = False
@@ -313,6 +317,7 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
     top = 0         # the largest HEAD or multiword-token end in the current sentence
     ncols = 0
     expect = 1
+    covered = 0     # the last word of the current sentence's last multiword token
     closed = False  # a blank line followed the current sentence's rows
     prefix = ""
     for raw in lines:
@@ -352,13 +357,18 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
             top = 0
             ncols = 0
             expect = 1
+            covered = 0
         if line[0] == "#":
             if rows:
                 raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
             sent.comments.append(line)
             continue
+        if "\r" in line:
+            raise InputError(path, lineno, "carriage return inside a line (CR line breaks? convert them to \\n)")
         cols = line.split("\t")
         n = len(cols)
+        if "" in cols and "" in cols[:10]:   # CoNLL-U Plus columns after the tenth may be empty
+            raise InputError(path, lineno, f"empty {COLUMNS[cols.index('')]} (an empty value is written '_')")
         if n < 10:
             hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if n == 1 else ""
             raise InputError(path, lineno,
@@ -377,12 +387,19 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
                     raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
                 if head > top:
                     top = head
+                if head == expect:
+                    raise InputError(path, lineno, f"HEAD {expect} is the word itself")
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)
             i, dash, last = cols[ID].partition("-")
-            if dash and (number(last) or 0) > top:
-                top = number(last) or 0
+            if dash:
+                if expect <= covered:
+                    raise InputError(path, lineno, f"multiword token {_show(cols[ID])} overlaps the one before "
+                                                   f"(which covers up to word {covered})")
+                covered = number(last) or 0
+                if covered > top:
+                    top = covered
         rows.append(cols)
         end = nl
     if sent is None:  # an empty document

@@ -62,7 +62,7 @@ def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO
         return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
                                 newline="\n"), "<stdin>"
     try:
-        return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), path
+        return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), printable_name(path)
     except FileNotFoundError:
         raise NlpipeError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -71,6 +71,16 @@ def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO
         raise NlpipeError(f"{path}: permission denied") from None
     except OSError as e:
         raise NlpipeError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
+def printable_name(path: str) -> str:
+    """``path`` as valid UTF-8 text for messages and for what a file's name goes into (``# sent_id``):
+    bytes of a name that are not UTF-8 (decoded by Python as lone surrogates) become U+FFFD."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "replace")
 
 
 # the first bytes of inputs that are not text, and what to do about them

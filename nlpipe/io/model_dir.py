@@ -74,6 +74,8 @@ SIZES = {"heads": (1, 1024), "layers": (1, 1024), "d_model": (1, 1 << 16), "ffn"
          "arc_dim": (1, 1 << 16), "rel_dim": (1, 1 << 16), "pred_dim": (1, 1 << 16), "role_dim": (1, 1 << 16),
          "n_blocks": (1, 1024), "max_len": (1, 1 << 20), "pos_layer": (0, 1024), "parse_layer": (0, 1024),
          "templates": (0, 1 << 16), "second_templates": (0, 1 << 16), "dilations": (1, 1 << 16)}
+# config "model" entries that name a file or folder of the model (joined to its folder by the loaders)
+FILE_KEYS = ("punkt", "words", "rules", "chars", "multiwords", "weights", "second", "feats", "lemma")
 # a language tag: "en", "und", "en-US", "zh_Hant"
 _LANGUAGE = re.compile(r"[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
@@ -160,8 +162,9 @@ def check_config(config: Mapping[str, Any], path: str) -> None:
             for v in value if isinstance(value, list) else [value]:
                 if not (isinstance(v, int) and not isinstance(v, bool) and low <= v <= high):
                     raise bad(f"model.{key}", f"must be a whole number from {low} to {high}")
-        elif isinstance(value, str) and (value.startswith(("/", "\\", "~")) or ".." in re.split(r"[/\\]", value)
-                                         or "\0" in value):
+        elif key in FILE_KEYS and value is not None and not (
+                isinstance(value, str) and value and not value.startswith(("/", "\\", "~"))
+                and ".." not in re.split(r"[/\\]", value) and "\0" not in value):
             raise bad(f"model.{key}", "names a file outside the model folder")
 
 

@@ -203,7 +203,9 @@ def silence_stdout() -> None:
 
 
 def _temporary_prefix(real: str) -> str:
-    return f".nlpipe-{os.path.basename(real)}-"
+    # the output's name cut so that the temporary name fits where the output's own name does
+    # (255 bytes on most file systems): a long output name is not refused only after the work
+    return f".nlpipe-{os.fsdecode(os.fsencode(os.path.basename(real))[:200])}-"
 
 
 def stale_temporaries(path: str) -> List[str]:
@@ -313,6 +315,8 @@ def plan_outputs(inputs: List[str], out_dir: str) -> List[Tuple[str, str]]:
             raise NlpipeError(f"{src}: not a regular file")
         if os.path.exists(dst) and os.path.samefile(src, dst):
             raise NlpipeError(f"{dst} would be the input {src} itself; choose another output folder")
+        if os.path.lexists(dst) and not os.path.isfile(dst):   # "finished work" is a file
+            raise NlpipeError(f"{dst}: exists and is not a file (the output for {src})")
     try:
         os.makedirs(out_dir, exist_ok=True)
     except FileExistsError:

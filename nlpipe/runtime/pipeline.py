@@ -165,6 +165,15 @@ class InlineRunner:
         pass
 
 
+def max_jobs() -> int:
+    """The most ``--jobs`` accepted: twice the cores this process may use (at least 4)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(4, 2 * cores)
+
+
 def make_runner(spec: PipelineSpec, jobs: int) -> Any:
     if jobs <= 1:
         return InlineRunner(spec)
@@ -182,6 +191,9 @@ class Annotator:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
             raise NlpipeError(f"--jobs must be at least 1, not {jobs}")
+        if jobs > max_jobs():
+            raise NlpipeError(f"--jobs {jobs}: at most {max_jobs()} on this machine (each worker loads "
+                              "every model; more workers than cores only add memory)")
         self.spec = spec
         self.batch = batch
         self.warn = warn or print_warning
@@ -262,7 +274,7 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
         check_input(path, nul=not skip_bad)
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
-        todo = [(s, d) for s, d in pairs if not os.path.exists(d)]
+        todo = [(s, d) for s, d in pairs if not os.path.lexists(d)]
         if len(todo) < len(pairs):
             print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone")
         stats = {"sentences": 0, "tokens": 0, "files": len(todo)}
