@@ -434,6 +434,13 @@ def test_a_closed_stderr_keeps_exit_code_2(tmp_path):
     assert r.returncode == 2
 
 
+def test_a_full_stderr_keeps_exit_code_2(tmp_path):
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([sys.executable, "-m", "nlpipe.cli", "pos", str(tmp_path / "missing.conllu")],
+                           stdout=subprocess.PIPE, stderr=full, timeout=60)
+    assert r.returncode == 2
+
+
 @pytest.mark.parametrize("data, what", [(None, "gzip"), ("\ufeffA dog barks.\n".encode("utf-16-le"), "UTF-16"),
                                         (b"A dog\x00 barks.\n", "NUL")])
 def test_annotate_refuses_an_input_that_is_not_text_before_loading_models(tmp_path, data, what):

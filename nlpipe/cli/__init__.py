@@ -111,7 +111,11 @@ def one_line(message: str) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    sys.stderr.write(f"nlpipe: error: {message}\n")
+    try:
+        sys.stderr.write(f"nlpipe: error: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):   # stderr itself fails (2>/dev/full): the exit code still says it
+        pass
     sys.exit(code)
 
 
@@ -157,7 +161,7 @@ def main(argv: Optional[list] = None) -> None:
         # --help on a full disk): one line all the same; stdout's buffer must not fail again at exit
         silence_stdout()
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        _fail(f"{where}{e.strerror or e}")
+        _fail(one_line(f"{where}{e.strerror or e}"))
 
 
 if __name__ == "__main__":
