@@ -701,3 +701,28 @@ def test_an_error_about_a_200000_character_cell_is_cut(tmp_path):
     src.write_text(CONLLU.replace("0\troot\t_\t_", "0\troot\t_\tNE=" + "x" * 200_000))
     line = refused(nlpipe(["eval", "ner", "--gold", str(src), "--pred", str(src)]), f"{src}:2:")
     assert len(line) < 1000
+
+
+# ----------------------------------------------------------------------------------------------
+# Memory that grows with the input
+
+def test_the_rule_tokenizer_cuts_a_text_without_sentence_ends_into_bounded_sentences():
+    from nlpipe.runtime.pipeline import load_tokenizer
+
+    words = ("the dog barks at a cat while his friend reads in the garden and it rains " * 3000).split()
+    text = " ".join(words) + "\n"                       # ~220,000 characters, no sentence end
+    sentences = load_tokenizer(method="rules").tokenize_text(text, "t")
+    assert len(sentences) > 5
+    assert all(len(s.meta("text")) <= 20_000 for s in sentences)
+    assert [f for s in sentences for f in s.forms()] == words   # no word lost, split or joined
+
+
+def test_a_text_without_sentence_ends_tokenizes_in_bounded_memory(tmp_path):
+    src = tmp_path / "list.txt"
+    with open(src, "w") as f:
+        for _ in range(40):
+            f.write(("the dog barks at a cat while his friend reads in the garden and it rains\n" * 1400))
+    # 4 MB and no sentence end: before, one sentence of 860,000 words took about 550 MB
+    r = limited(["tokenize", "--method", "rules", str(src), "-o", str(tmp_path / "out.conllu")], memory=350 << 20,
+                timeout=300)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
