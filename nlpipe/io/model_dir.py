@@ -70,10 +70,12 @@ MAX_DEPTH = 32               # the deepest nesting of JSON objects and lists in 
 # would allocate without end)
 SIZES = {"heads": (1, 1024), "layers": (1, 1024), "d_model": (1, 1 << 16), "ffn": (1, 1 << 18),
          "hidden": (1, 1 << 16), "width": (1, 1 << 16), "channels": (1, 1 << 16), "emb": (1, 1 << 16),
-         "word_dim": (1, 1 << 16), "shape_dim": (1, 1 << 16), "affix_dim": (1, 1 << 16), "tag_dim": (1, 1 << 16),
+         "word_dim": (1, 1 << 16), "shape_dim": (0, 1 << 16), "affix_dim": (0, 1 << 16), "tag_dim": (0, 1 << 16),
          "arc_dim": (1, 1 << 16), "rel_dim": (1, 1 << 16), "pred_dim": (1, 1 << 16), "role_dim": (1, 1 << 16),
          "n_blocks": (1, 1024), "max_len": (1, 1 << 20), "pos_layer": (0, 1024), "parse_layer": (0, 1024),
          "templates": (0, 1 << 16), "second_templates": (0, 1 << 16), "dilations": (1, 1 << 16)}
+# null where the model has no such part (no second pass, no affixes, no syntactic head)
+OPTIONAL_SIZES = ("templates", "second_templates", "affix_dim", "shape_dim", "tag_dim", "pos_layer", "parse_layer")
 # config "model" entries that name a file or folder of the model (joined to its folder by the loaders)
 FILE_KEYS = ("punkt", "words", "rules", "chars", "multiwords", "weights", "second", "feats", "lemma")
 # a language tag: "en", "und", "en-US", "zh_Hant"
@@ -157,7 +159,7 @@ def check_config(config: Mapping[str, Any], path: str) -> None:
             isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in scores.values())):
         raise bad("training.scores", "is not an object of numbers")
     for key, value in (config.get("model") or {}).items():
-        if key in SIZES:
+        if key in SIZES and not (value is None and key in OPTIONAL_SIZES):
             low, high = SIZES[key]
             for v in value if isinstance(value, list) else [value]:
                 if not (isinstance(v, int) and not isinstance(v, bool) and low <= v <= high):
