@@ -726,3 +726,29 @@ def test_a_text_without_sentence_ends_tokenizes_in_bounded_memory(tmp_path):
     r = limited(["tokenize", "--method", "rules", str(src), "-o", str(tmp_path / "out.conllu")], memory=350 << 20,
                 timeout=300)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+TORCH_OOM = ("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to "
+             "allocate 4718592 bytes.")
+
+
+def test_an_allocation_failure_while_reading_a_model_is_out_of_memory_not_a_damaged_model(tmp_path):
+    from nlpipe.io.model_dir import model_errors
+
+    with pytest.raises(MemoryError):
+        with model_errors(tmp_path, "network weights weights.pt"):
+            raise RuntimeError(TORCH_OOM)
+
+
+def test_main_turns_an_allocator_error_into_the_out_of_memory_line(monkeypatch, capsys):
+    import nlpipe.runtime.pipeline as pipeline
+    from nlpipe.cli import main
+
+    def exhausted(*args, **kwargs):
+        raise RuntimeError(TORCH_OOM)
+    monkeypatch.setattr(pipeline, "run_stage", exhausted)
+    with pytest.raises(SystemExit) as e:
+        main(["pos", "-"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err

@@ -11,7 +11,6 @@ A command's module is imported only when the command runs (or ``--help`` lists i
 """
 from __future__ import annotations
 
-import errno
 import gc
 import importlib
 import os
@@ -21,7 +20,7 @@ from typing import Dict, List, Optional
 import click
 
 from nlpipe import __version__
-from nlpipe.errors import NlpipeError
+from nlpipe.errors import NlpipeError, out_of_memory
 
 # Allocations of containers between two runs of Python's cycle collector (its default: 700). A
 # command builds a list of columns per token and next to no reference cycles: at the default the
@@ -94,13 +93,6 @@ def _hold_closed_streams() -> None:
                 sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
-def _out_of_memory(e: BaseException) -> bool:
-    """Whether an error is the system refusing memory (``ulimit -v``: a library that cannot map)."""
-    text = str(e)
-    return getattr(e, "errno", None) == errno.ENOMEM or "failed to map segment" in text \
-        or "annot allocate memory" in text
-
-
 MAX_MESSAGE = 400   # characters of an error message: input echoed in it (a 200,000-character cell) is cut
 
 
@@ -152,10 +144,10 @@ def main(argv: Optional[list] = None) -> None:
     except BrokenPipeError:   # a write outside nlpipe's outputs (click's --help | head)
         silence_stdout()
         sys.exit(141)
-    except (OSError, ImportError) as e:
-        if _out_of_memory(e):
+    except (OSError, ImportError, RuntimeError) as e:
+        if out_of_memory(e):
             _fail(OUT_OF_MEMORY)
-        if isinstance(e, ImportError):
+        if not isinstance(e, OSError):
             raise
         # an error of the system outside the readers and writers that name their file (click's
         # --help on a full disk): one line all the same; stdout's buffer must not fail again at exit

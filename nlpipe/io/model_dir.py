@@ -54,7 +54,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from nlpipe.errors import ModelError, NlpipeError
+from nlpipe.errors import ModelError, NlpipeError, out_of_memory
 from nlpipe.io.outputs import TEMPORARY
 
 MODEL_FORMAT = 2
@@ -284,8 +284,13 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} (not a file of plain tensors)") from None
     except RecursionError:
         raise ModelError(f"{model_dir}: corrupt {what} (nested too deeply)") from None
-    except (OSError, ValueError, KeyError, IndexError, RuntimeError, TypeError, AttributeError, EOFError,
-            UnicodeDecodeError, zipfile.BadZipFile) as e:
+    except (OSError, RuntimeError) as e:
+        if out_of_memory(e):   # torch's allocator under a memory limit: not a damaged file
+            raise MemoryError(str(e)) from None
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({type(e).__name__}: "
+                         f"{first_sentence(str(e))})") from None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, EOFError, UnicodeDecodeError,
+            zipfile.BadZipFile) as e:
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({type(e).__name__}: "
                          f"{first_sentence(str(e))})") from None
 
