@@ -1,6 +1,7 @@
 """Exceptions that the command line turns into one-line messages and exit code 2."""
 from __future__ import annotations
 
+import errno
 from typing import Optional
 
 
@@ -45,3 +46,13 @@ class EncodingError(InputError):
 
 class OutputClosed(Exception):
     """The reader of the output went away (``nlpipe ... | head``): the run ends quietly."""
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` is the system refusing memory in a library's own words (``ulimit -v``: a shared
+    library that cannot be mapped, torch's allocator) rather than as a MemoryError."""
+    if isinstance(e, MemoryError) or getattr(e, "errno", None) == errno.ENOMEM:
+        return True
+    text = str(e)
+    return any(words in text for words in ("failed to map segment", "annot allocate memory", "an't allocate memory",
+                                           "DefaultCPUAllocator"))

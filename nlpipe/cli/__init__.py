@@ -20,13 +20,15 @@ from typing import Dict, List, Optional
 import click
 
 from nlpipe import __version__
-from nlpipe.errors import NlpipeError
+from nlpipe.errors import NlpipeError, out_of_memory
 
 # Allocations of containers between two runs of Python's cycle collector (its default: 700). A
 # command builds a list of columns per token and next to no reference cycles: at the default the
 # collector ran some 130 times over en_ewt test in `nlpipe pos`, ~5% of its time for nothing; at
 # this threshold it still runs on long inputs, so that cycles are freed as they go.
 GC_THRESHOLD = 100_000
+
+OUT_OF_MEMORY = "out of memory (the input, a model or the memory limit; see 'ulimit -v')"
 
 # command name -> "module:attribute" under nlpipe.cli, in the order `nlpipe --help` lists them
 COMMANDS: Dict[str, str] = {
@@ -75,12 +77,51 @@ def cli() -> None:
     """
 
 
+def _hold_closed_streams() -> None:
+    """A process started with stdin, stdout or stderr closed (``<&-``, ``>&-``, ``2>&-``): hold
+    each closed descriptor with /dev/null, so that no file opened later takes its number (and is
+    taken for stdin or stdout). ``sys.stdin``/``sys.stdout`` stay None, which a command that reads
+    or writes them reports; ``sys.stderr`` writes to /dev/null, so that the exit code stays right."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)   # the lowest free number: this one
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 2:
+                sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+MAX_MESSAGE = 400   # characters of an error message: input echoed in it (a 200,000-character cell) is cut
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line (line breaks escaped) of at most :data:`MAX_MESSAGE` characters."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "... (cut)"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    try:
+        sys.stderr.write(f"nlpipe: error: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):   # stderr itself fails (2>/dev/full): the exit code still says it
+        pass
+    sys.exit(code)
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: run the click group, turning user errors into one line and exit code 2, and
-    SIGINT/SIGTERM/SIGHUP into one line and exit code 128 + n (see nlpipe.runtime.signals)."""
+    SIGINT/SIGTERM/SIGHUP (and the other signals of nlpipe.runtime.signals) into one line and exit
+    code 128 + n. Failing streams (a full disk on stdout, an input that cannot be read, a closed
+    stdin or stdout) and running out of memory are one line and exit code 2 too."""
     from nlpipe.errors import OutputClosed
+    from nlpipe.io.outputs import flush_stdout, silence_stdout
     from nlpipe.runtime.signals import Interrupted, ending_on_signals
 
+    _hold_closed_streams()
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     # The stages run their batches in threads of their own, one core each (nlpipe.stages.base.cpu_threads):
     # numpy's BLAS must not start threads of its own under them. Read when numpy is first imported.
@@ -88,6 +129,7 @@ def main(argv: Optional[list] = None) -> None:
     try:
         with ending_on_signals():
             cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
+            flush_stdout()
     except Interrupted as e:
         sys.stderr.write(f"nlpipe: {e}\n")
         sys.exit(e.exit_code)
@@ -98,10 +140,24 @@ def main(argv: Optional[list] = None) -> None:
         e.show()
         sys.exit(2)
     except NlpipeError as e:
-        sys.stderr.write(f"nlpipe: error: {e}\n")
-        sys.exit(2)
+        _fail(one_line(str(e)))
     except OutputClosed:  # `nlpipe ... | head`: quiet, like any Unix filter whose reader left
         sys.exit(141)
+    except MemoryError:
+        _fail(OUT_OF_MEMORY)
+    except BrokenPipeError:   # a write outside nlpipe's outputs (click's --help | head)
+        silence_stdout()
+        sys.exit(141)
+    except (OSError, ImportError, RuntimeError) as e:
+        if out_of_memory(e):
+            _fail(OUT_OF_MEMORY)
+        if not isinstance(e, OSError):
+            raise
+        # an error of the system outside the readers and writers that name their file (click's
+        # --help on a full disk): one line all the same; stdout's buffer must not fail again at exit
+        silence_stdout()
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _fail(one_line(f"{where}{e.strerror or e}"))
 
 
 if __name__ == "__main__":

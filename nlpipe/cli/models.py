@@ -41,8 +41,19 @@ def list_models(folders: Sequence[str] = ()) -> List[Dict[str, Any]]:
             raise NlpipeError(f"--models {folder}: no such folder")
     rows = [model_row(path, path.name, True) for path in shipped_models()]
     for root in user_model_roots(folders):
-        rows += [model_row(path, str(path), False) for path in models_under(root)]
+        rows += [_user_row(path) for path in models_under(root)]
     return rows
+
+
+def _user_row(path: Path) -> Dict[str, Any]:
+    """A user's model's row; a broken one says what is wrong in ``error`` (the others still list)."""
+    from nlpipe.errors import NlpipeError
+
+    try:
+        return model_row(path, str(path), False)
+    except NlpipeError as e:
+        return {"name": str(path), "path": str(path), "stage": "-", "arch": "-", "language": "-", "default": False,
+                "scores": {}, "error": str(e)}
 
 
 @click.command()
@@ -62,16 +73,19 @@ def models(folders: tuple, as_json: bool) -> None:
     ..._raw_text  from raw text through the shipped tokenizer (else gold tokens)
     """
     from nlpipe.cli.output import warn_missing_model_roots
+    from nlpipe.io.outputs import echo
 
     warn_missing_model_roots()
     rows = list_models(folders)
     if as_json:
-        click.echo(json.dumps(rows))
+        echo(json.dumps(rows))
         return
     width = max([24] + [len(r["name"]) for r in rows])
-    click.echo(f"  {'name':<{width}} {'stage':<11} {'lang':<4} {'arch':<20} scores (%; 'nlpipe models --help' "
-               f"explains them)")
+    echo(f"  {'name':<{width}} {'stage':<11} {'lang':<4} {'arch':<20} scores (%; 'nlpipe models --help' "
+         f"explains them)")
     for r in rows:
         scores = ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}" for k, v in r["scores"].items()) or "-"
+        if "error" in r:
+            scores = f"broken: {r['error']}"
         mark = "*" if r["default"] else " "
-        click.echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")
+        echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")

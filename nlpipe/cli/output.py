@@ -10,11 +10,13 @@ import click
 def echo_result(result: Dict[str, Any], summary: str, as_json: bool) -> None:
     """``summary`` on stdout; with ``as_json``, ``result`` as one JSON object on stdout and the
     summary on stderr (so that stdout stays machine-readable and people still see it)."""
+    from nlpipe.io.outputs import echo
+
     if as_json:
         click.echo(summary, err=True)
-        click.echo(json.dumps(result, sort_keys=True))
+        echo(json.dumps(result, sort_keys=True))
     else:
-        click.echo(summary)
+        echo(summary)
 
 
 def warn(message: str) -> None:

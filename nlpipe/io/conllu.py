@@ -21,7 +21,8 @@ import io
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from nlpipe.errors import InputError
-from nlpipe.io.inputs import BOM, open_input, read_lines
+from nlpipe.io.inputs import BOM, number, open_input, read_lines
+from nlpipe.io.inputs import shown as _show
 
 ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -343,7 +344,11 @@ def _pairs(field: str) -> Optional[dict]:
 
 
 def misc_set(misc: str, key: str, value: Optional[str]) -> str:
-    """Return MISC with ``key`` set to ``value`` (removed when ``None``); other entries keep their order."""
+    """Return MISC with ``key`` set to ``value`` (removed when ``None``); other entries keep their order.
+    A ``|`` in ``value`` (a roleset made from an odd LEMMA, say) becomes ``_``: it would end the entry
+    and start another (``Pred=zorb|ne=b-per.01``)."""
+    if value is not None and "|" in value:
+        value = value.replace("|", "_")
     entries = [] if misc == "_" or misc == "" else misc.split("|")
     out = []
     done = False
@@ -363,33 +368,23 @@ def misc_set(misc: str, key: str, value: Optional[str]) -> str:
 # --------------------------------------------------------------------------------------------
 # Reading
 
-def _number(s: str) -> bool:
-    """Whether ``s`` is a number in ASCII digits (``str.isdigit`` also takes ``²`` and ``٣``)."""
-    return s.isdigit() and s.isascii()
-
-
 def _check_id(cols: List[str], expect: int, path: str, lineno: int) -> int:
     """Validate a non-word ID (range or empty node); return the next expected word ID."""
     i = cols[ID]
     a, dash, b = i.partition("-")
     if dash:
-        if not (_number(a) and _number(b) and int(a) == expect and int(b) > int(a)):
-            raise InputError(path, lineno, f"bad multiword-token range '{i}' (expected {expect}-N)")
+        first, last = number(a), number(b)
+        if not (first == expect and last is not None and last > first):
+            raise InputError(path, lineno, f"bad multiword-token range '{_show(i)}' (expected {expect}-N)")
         return expect
     a, dot, b = i.partition(".")
     if dot:
-        if not (_number(a) and _number(b) and int(a) == expect - 1):
-            raise InputError(path, lineno, f"bad empty-node ID '{i}' (expected {expect - 1}.N)")
+        if not (number(a) == expect - 1 and number(b) is not None):
+            raise InputError(path, lineno, f"bad empty-node ID '{_show(i)}' (expected {expect - 1}.N)")
         return expect
-    if i.isdigit():
-        raise InputError(path, lineno, f"expected word ID {expect}, found {i}")
+    if number(i) is not None:
+        raise InputError(path, lineno, f"expected word ID {expect}, found {_show(i)}")
     raise InputError(path, lineno, f"ID must be an integer, a range N-M or a decimal N.M, found '{_show(i)}'")
-
-
-def _show(s: str, n: int = 40) -> str:
-    """The start of a line for a message: tabs and other control characters escaped, letters kept."""
-    s = s if len(s) <= n else s[:n] + "..."
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
 
 
 def _finish(sent: Sentence, n: int, path: str) -> None:
@@ -400,13 +395,14 @@ def _finish(sent: Sentence, n: int, path: str) -> None:
         raise InputError(path, sent.line_of(0), "sentence has no word lines (integer IDs)")
     for off, r in enumerate(sent.rows):
         i = r[ID]
-        if i.isdigit():
+        if number(i) is not None:
             h = r[HEAD]
-            if h != "_" and int(h) > n:
-                raise InputError(path, sent.line_of(off), f"HEAD {h} is outside the sentence (it has {n} words)")
-        elif "-" in i and int(i.partition("-")[2]) > n:
-            raise InputError(path, sent.line_of(off), f"multiword token {i} covers words the sentence lacks "
-                                                      f"({n} words)")
+            if h != "_" and (number(h) or 0) > n:
+                raise InputError(path, sent.line_of(off), f"HEAD {_show(h)} is outside the sentence "
+                                                          f"(it has {n} words)")
+        elif "-" in i and (number(i.partition("-")[2]) or 0) > n:
+            raise InputError(path, sent.line_of(off), f"multiword token {_show(i)} covers words the sentence "
+                                                      f"lacks ({n} words)")
 
 
 def read_conllu(stream: IO[str], path: str = "<stdin>") -> Iterator[Sentence]:
@@ -427,6 +423,7 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
     top = 0         # the largest HEAD or multiword-token end in the current sentence
     ncols = 0
     expect = 1
+    covered = 0     # the last word of the current sentence's last multiword token
     closed = False  # a blank line followed the current sentence's rows
     prefix = ""
     for raw in lines:
@@ -466,13 +463,18 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
             top = 0
             ncols = 0
             expect = 1
+            covered = 0
         if line[0] == "#":
             if rows:
                 raise InputError(path, lineno, "comment line inside a sentence (expected a blank line first)")
             sent.comments.append(line)
             continue
+        if "\r" in line:
+            raise InputError(path, lineno, "carriage return inside a line (CR line breaks? convert them to \\n)")
         cols = line.split("\t")
         n = len(cols)
+        if "" in cols and "" in cols[:10]:   # CoNLL-U Plus columns after the tenth may be empty
+            raise InputError(path, lineno, f"empty {COLUMNS[cols.index('')]} (an empty value is written '_')")
         if n < 10:
             hint = " (raw text? tokenize it first: 'nlpipe tokenize', or the tokenize stage)" if n == 1 else ""
             raise InputError(path, lineno,
@@ -486,16 +488,24 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
                 ncols = n
             h = cols[HEAD]
             if h != "_":
-                if not (h.isdigit() and h.isascii()):
+                head = number(h)
+                if head is None:
                     raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
-                if int(h) > top:
-                    top = int(h)
+                if head > top:
+                    top = head
+                if head == expect:
+                    raise InputError(path, lineno, f"HEAD {expect} is the word itself")
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)
             i, dash, last = cols[ID].partition("-")
-            if dash and int(last) > top:
-                top = int(last)
+            if dash:
+                if expect <= covered:
+                    raise InputError(path, lineno, f"multiword token {_show(cols[ID])} overlaps the one before "
+                                                   f"(which covers up to word {covered})")
+                covered = number(last) or 0
+                if covered > top:
+                    top = covered
         rows.append(cols)
         end = nl
     if sent is None:  # an empty document

@@ -21,7 +21,7 @@ from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from nlpipe.io.conllu import FORM, LEMMA, Sentence, boundary, read_conllu
 from nlpipe.io.misc import Frame, set_ne_tags
-from nlpipe.io.inputs import content_lines
+from nlpipe.io.inputs import HUGE, MAX_DIGITS, content_lines, number, shown
 from nlpipe.errors import InputError
 from nlpipe.tags import Span, is_tag, to_bio
 
@@ -139,10 +139,11 @@ def read_uner(stream: IO[str], path: str = "<stdin>", map_draft: bool = False) -
             cols = line.split("\t")
             if len(cols) not in (3, 5):
                 raise InputError(path, lineno, f"expected 5 (or 3) tab-separated columns, found {len(cols)}")
-            if not cols[0].isdigit():
-                raise InputError(path, lineno, f"token index must be an integer, found '{cols[0]}'")
-            if int(cols[0]) != len(words) + 1:
-                raise InputError(path, lineno, f"expected token index {len(words) + 1}, found {cols[0]}")
+            index = number(cols[0])
+            if index is None:
+                raise InputError(path, lineno, f"token index must be an integer, found '{shown(cols[0])}'")
+            if index != len(words) + 1:
+                raise InputError(path, lineno, f"expected token index {len(words) + 1}, found {shown(cols[0])}")
             tag = cols[2]
             if map_draft:
                 tag = DRAFT_TAGS.get(tag, tag)
@@ -242,8 +243,10 @@ def _conll2012_sentence(block: List[str], first: int, path: str) -> SrlSentence:
         raise InputError(path, first, f"expected at least 8 tab-separated columns (doc sent tok word POS "
                          f"parse lemma roleset), found {ncols}")
     doc, sent = rows[0][0], rows[0][1]
-    if not sent.isdigit():
-        raise InputError(path, first, f"sentence index must be an integer, found '{sent}'")
+    index = number(sent)
+    if index is None or index >= HUGE:   # it goes into the sentence's sent_id
+        raise InputError(path, first, f"sentence index must be an integer of at most {MAX_DIGITS} digits, "
+                                      f"found '{shown(sent)}'")
     for off, cols in enumerate(rows):
         if len(cols) != ncols:
             raise InputError(path, first + off, f"expected {ncols} tab-separated columns like the line "
@@ -251,10 +254,11 @@ def _conll2012_sentence(block: List[str], first: int, path: str) -> SrlSentence:
         if cols[0] != doc or cols[1] != sent:
             raise InputError(path, first + off, f"document/sentence changes inside a sentence "
                              f"(expected a blank line before '{cols[0]} {cols[1]}')")
-        if not cols[2].isdigit():
-            raise InputError(path, first + off, f"token index must be an integer, found '{cols[2]}'")
-        if int(cols[2]) != off:
-            raise InputError(path, first + off, f"expected token index {off}, found {cols[2]}")
+        token = number(cols[2])
+        if token is None:
+            raise InputError(path, first + off, f"token index must be an integer, found '{shown(cols[2])}'")
+        if token != off:
+            raise InputError(path, first + off, f"expected token index {off}, found {shown(cols[2])}")
     columns = [parse_brackets([r[8 + k] for r in rows], path, first) for k in range(ncols - 8)]
     roleset_rows = [i for i, r in enumerate(rows) if r[7] != "-"]
     frames = []
@@ -268,7 +272,7 @@ def _conll2012_sentence(block: List[str], first: int, path: str) -> SrlSentence:
             raise InputError(path, first, f"predicate column {k + 1} has no V span and the sentence has "
                              f"{len(roleset_rows)} rolesets for {len(columns)} predicate columns")
         frames.append(Frame(pred, rows[pred][6], rows[pred][7], spans))
-    return SrlSentence(doc, int(sent), [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
+    return SrlSentence(doc, index, [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
                        frames, first)
 
 

@@ -19,6 +19,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from nlpipe.errors import STAGE_INPUT, InputError
 from nlpipe.io.conllu import FORM, LEMMA, MISC, Sentence, misc_get, misc_set, srl_entries
+from nlpipe.io.inputs import number, shown
 from nlpipe.tags import Span, is_tag, spans, spans_to_bio
 
 __all__ = ["misc_get", "misc_set", "ne_tags", "set_ne_tags", "predicates", "set_predicates", "srl_tags",
@@ -75,13 +76,14 @@ def srl_tags(sent: Sentence, path: str = STAGE_INPUT) -> Dict[int, List[str]]:
     for i, w in enumerate(sent.words):
         for pid, tag in srl_entries(misc_get(w[MISC], "SRL")):
             entry = f"{pid}:{tag}" if tag else pid
-            if not (pid.isdigit() and is_tag(tag)):
-                raise InputError(path, sent.line_of(w), f"bad SRL entry '{entry}' (expected <predicate word "
-                                                        f"ID>:<tag>, e.g. 2:B-ARG0)")
-            p = int(pid) - 1
+            p = number(pid)
+            if not (p is not None and is_tag(tag)):
+                raise InputError(path, sent.line_of(w), f"bad SRL entry '{shown(entry)}' (expected <predicate "
+                                                        f"word ID>:<tag>, e.g. 2:B-ARG0)")
+            p -= 1
             if p not in out:
-                raise InputError(path, sent.line_of(w), f"SRL entry '{entry}' refers to word {pid}, which "
-                                                        f"has no Pred= entry")
+                raise InputError(path, sent.line_of(w), f"SRL entry '{shown(entry)}' refers to word "
+                                                        f"{shown(pid)}, which has no Pred= entry")
             out[p][i] = tag
     return out
 

@@ -21,26 +21,41 @@ Format-1 directories (before the redesign of issue 23) are read too: :func:`read
 their config in memory (language "und", their training notes kept, data without sha256).
 
 Weight files are plain: JSON, ``.npz`` (read with ``allow_pickle=False``), torch tensors (read with
-``weights_only=True``), one word a line. Reading never runs code from a file. Writes go to a
+``weights_only=True``), one word a line. Reading never runs code from a file, and reads only
+regular files inside the model's folder (a file name in ``config.json`` or a symlink cannot point
+elsewhere, to ``/dev/zero`` or a FIFO say), of at most :data:`MAX_FILE` bytes, whose arrays declare
+no more than that either (:func:`_check_zip`); ``config.json`` is checked against a schema of
+types and ranges (:func:`check_config`). Writes go to a
 temporary file renamed into place, so an interrupted save leaves the previous file whole. Any
 failure to read becomes one :class:`~nlpipe.errors.ModelError` naming the file.
+
+A trainer builds its whole directory the same way (:func:`builds_model`, :func:`building`): in a
+temporary folder beside the target, renamed over it at the end, so that a training run that is
+interrupted or fails (in its last dev scoring, say) leaves the model it would replace whole.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import json
+import math
 import os
 import pickle
 import re
+import shutil
+import signal
+import stat
 import tempfile
 import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from nlpipe.errors import ModelError
+from nlpipe.errors import ModelError, NlpipeError, out_of_memory
+from nlpipe.io.outputs import TEMPORARY
 
 MODEL_FORMAT = 2
 READS_FORMATS = (1, 2)
@@ -48,6 +63,23 @@ CONFIG = "config.json"
 UNDETERMINED = "und"     # ISO 639-2 "undetermined": a model trained without --lang
 TRAINING_KEYS = ("data", "command", "nlpipe_version", "date", "scores")
 DATA_ROLES = ("train", "dev", "test")
+MAX_FILE = 1 << 30           # the largest model file read, and the most its arrays may unpack to
+MAX_CONFIG = 16 << 20        # the largest config.json read
+MAX_DEPTH = 32               # the deepest nesting of JSON objects and lists in a config
+# config "model" entries that size a network: integers in a range (0 would divide by zero, 1e30
+# would allocate without end)
+SIZES = {"heads": (1, 1024), "layers": (1, 1024), "d_model": (1, 1 << 16), "ffn": (1, 1 << 18),
+         "hidden": (1, 1 << 16), "width": (1, 1 << 16), "channels": (1, 1 << 16), "emb": (1, 1 << 16),
+         "word_dim": (1, 1 << 16), "shape_dim": (0, 1 << 16), "affix_dim": (0, 1 << 16), "tag_dim": (0, 1 << 16),
+         "arc_dim": (1, 1 << 16), "rel_dim": (1, 1 << 16), "pred_dim": (1, 1 << 16), "role_dim": (1, 1 << 16),
+         "n_blocks": (1, 1024), "max_len": (1, 1 << 20), "pos_layer": (0, 1024), "parse_layer": (0, 1024),
+         "templates": (0, 1 << 16), "second_templates": (0, 1 << 16), "dilations": (1, 1 << 16)}
+# null where the model has no such part (no second pass, no affixes, no syntactic head)
+OPTIONAL_SIZES = ("templates", "second_templates", "affix_dim", "shape_dim", "tag_dim", "pos_layer", "parse_layer")
+# config "model" entries that name a file or folder of the model (joined to its folder by the loaders)
+FILE_KEYS = ("punkt", "words", "rules", "chars", "multiwords", "weights", "second", "feats", "lemma")
+# a language tag: "en", "und", "en-US", "zh_Hant"
+_LANGUAGE = re.compile(r"[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,10 +91,13 @@ def read_config(model_dir: Path, stage: Optional[str] = None) -> Dict[str, Any]:
     path = Path(model_dir) / CONFIG
     if not path.is_file():
         raise ModelError(f"{model_dir}: not a model directory (no {CONFIG})")
+    _check_file(path, MAX_CONFIG)
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise ModelError(f"{path}: corrupt model configuration ({e})") from None
+        raise ModelError(f"{path}: corrupt model configuration ({first_sentence(str(e))})") from None
+    except RecursionError:
+        raise ModelError(f"{path}: corrupt model configuration (nested too deeply)") from None
     if not isinstance(config, dict) or not isinstance(config.get("stage"), str) \
             or not isinstance(config.get("arch"), str):
         raise ModelError(f"{path}: not an nlpipe model configuration (no 'stage'/'arch')")
@@ -79,10 +114,114 @@ def read_config(model_dir: Path, stage: Optional[str] = None) -> Dict[str, Any]:
     for key, kind in (("model", dict), ("training", dict), ("labels", list), ("also_stages", list)):
         if key in config and not isinstance(config[key], kind):
             raise ModelError(f"{path}: '{key}' is not a JSON {'object' if kind is dict else 'list'}")
+    check_config(config, str(path))
     # A model may serve further stages (LISA predicts predicates and roles): config "also_stages".
     if stage is not None and config["stage"] != stage and stage not in config.get("also_stages", []):
         raise ModelError(f"{model_dir}: a model for stage '{config['stage']}', not '{stage}'")
     return config
+
+
+def check_config(config: Mapping[str, Any], path: str) -> None:
+    """A :class:`ModelError` naming ``path`` and the entry where ``config`` breaks the schema:
+    nesting deeper than :data:`MAX_DEPTH`, a number that is not finite, text that is not valid
+    Unicode, a language that is not a language tag, ``also_stages`` or ``labels`` that are not
+    lists of text, ``training.scores`` that are not numbers by name, a network size of
+    :data:`SIZES` out of its range, or a file name in ``model`` that leaves the folder."""
+    def bad(where: str, what: str) -> ModelError:
+        return ModelError(f"{path}: '{where}' {what}")
+
+    def walk(value: Any, where: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise bad(where, "is nested too deeply")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise bad(where, "is not valid Unicode text (a lone surrogate)") from None
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise bad(where, "is not a finite number")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(k, where, depth + 1)
+                walk(v, f"{where}.{k}" if where else k, depth + 1)
+        elif isinstance(value, list):
+            for k, v in enumerate(value):
+                walk(v, f"{where}[{k}]", depth + 1)
+
+    walk(dict(config), "", 0)
+    if not _LANGUAGE.fullmatch(config["language"]):
+        raise bad("language", f"is not a language tag such as \"en\" or \"{UNDETERMINED}\"")
+    for key in ("also_stages", "labels"):
+        if not all(isinstance(v, str) for v in config.get(key) or []):
+            raise bad(key, "is not a list of text")
+    scores = (config.get("training") or {}).get("scores")
+    if scores is not None and not (isinstance(scores, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in scores.values())):
+        raise bad("training.scores", "is not an object of numbers")
+    for key, value in (config.get("model") or {}).items():
+        if key in SIZES and not (value is None and key in OPTIONAL_SIZES):
+            low, high = SIZES[key]
+            for v in value if isinstance(value, list) else [value]:
+                if not (isinstance(v, int) and not isinstance(v, bool) and low <= v <= high):
+                    raise bad(f"model.{key}", f"must be a whole number from {low} to {high}")
+        elif key in FILE_KEYS and value is not None and not (
+                isinstance(value, str) and value and not value.startswith(("/", "\\", "~"))
+                and ".." not in re.split(r"[/\\]", value) and "\0" not in value):
+            raise bad(f"model.{key}", "names a file outside the model folder")
+
+
+def _check_file(path: Path, limit: int = MAX_FILE) -> None:
+    """A :class:`ModelError` unless ``path`` is a regular file in its folder (a symlink may point
+    only into that folder) of at most ``limit`` bytes. A missing file passes: reading it says so."""
+    path = Path(path)
+    real, folder = os.path.realpath(path), os.path.realpath(path.parent)
+    if os.path.commonpath([real, folder]) != folder:
+        raise ModelError(f"{path}: points outside its model folder (to {real})")
+    try:
+        st = os.stat(real)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelError(f"{path}: not a regular file")
+    if st.st_size > limit:
+        raise ModelError(f"{path}: {st.st_size} bytes, more than a model file may have ({limit >> 20} MiB)")
+
+
+def _check_zip(path: Path) -> None:
+    """A :class:`ModelError` when the zip file ``path`` (``.npz``, torch tensors) unpacks to more
+    than :data:`MAX_FILE` bytes, or holds an ``.npy`` array whose header declares more elements
+    than the member holds; checked before anything is allocated. Not a zip file: passes (reading
+    it says what is wrong)."""
+    from numpy.lib import format as npy
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = z.infolist()
+            total = sum(info.file_size for info in members)
+            if total > MAX_FILE:
+                raise ModelError(f"{path}: unpacks to {total} bytes, more than a model file may have "
+                                 f"({MAX_FILE >> 20} MiB)")
+            for info in members:
+                if not info.filename.endswith(".npy"):
+                    continue
+                with z.open(info) as f:   # the header alone: unpacking more takes time
+                    raw = f.read(128)
+                    size = (10 + int.from_bytes(raw[8:10], "little")) if raw[6:7] == b"\x01" else \
+                        (12 + int.from_bytes(raw[8:12], "little"))
+                    if len(raw) < size <= 1 << 16:
+                        raw += f.read(size - len(raw))
+                head = io.BytesIO(raw)
+                version = npy.read_magic(head)
+                read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                shape, _, dtype = read_header(head)
+                count = 1
+                for n in shape:
+                    count *= n
+                if count * dtype.itemsize > info.file_size - head.tell():
+                    raise ModelError(f"{path}: array {info.filename[:-4]} declares {count} elements, more than "
+                                     "the file holds")
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError):
+        return
 
 
 def write_config(model_dir: Path, config: Mapping[str, Any]) -> Dict[str, Any]:
@@ -143,8 +282,15 @@ def model_errors(model_dir: Path, what: str) -> Iterator[None]:
             raise ModelError(f"{model_dir}: the {what} holds objects that nlpipe does not load "
                              "(only plain tensors)") from None
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} (not a file of plain tensors)") from None
-    except (OSError, ValueError, KeyError, IndexError, RuntimeError, TypeError, AttributeError, EOFError,
-            UnicodeDecodeError, zipfile.BadZipFile) as e:
+    except RecursionError:
+        raise ModelError(f"{model_dir}: corrupt {what} (nested too deeply)") from None
+    except (OSError, RuntimeError) as e:
+        if out_of_memory(e):   # torch's allocator under a memory limit: not a damaged file
+            raise MemoryError(str(e)) from None
+        raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({type(e).__name__}: "
+                         f"{first_sentence(str(e))})") from None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, EOFError, UnicodeDecodeError,
+            zipfile.BadZipFile) as e:
         raise ModelError(f"{model_dir}: corrupt or incompatible {what} ({type(e).__name__}: "
                          f"{first_sentence(str(e))})") from None
 
@@ -155,7 +301,11 @@ def first_sentence(message: str, limit: int = 200) -> str:
     return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def _read(path: Path, read: Callable[[Path], Any]) -> Any:
+def _read(path: Path, read: Callable[[Path], Any], packed: bool = False) -> Any:
+    """``read(path)`` of a model file checked by :func:`_check_file` (and, ``packed``, :func:`_check_zip`)."""
+    _check_file(path)
+    if packed:
+        _check_zip(path)
     with model_errors(Path(path).parent, f"model file {Path(path).name}"):
         return read(Path(path))
 
@@ -221,7 +371,7 @@ def read_arrays(path: Path) -> Dict[str, Any]:
         with np.load(p, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
 
-    return _read(path, read)
+    return _read(path, read, packed=True)
 
 
 def _read_stored_npz(path: Path) -> Optional[Dict[str, Any]]:
@@ -287,7 +437,7 @@ def read_tensors(path: Path) -> Dict[str, Any]:
             warnings.simplefilter("ignore")
             return torch.load(p, map_location="cpu", weights_only=True)
 
-    return _read(path, read)
+    return _read(path, read, packed=True)
 
 
 # torch's storage classes in a tensor file, and the numpy types of their elements
@@ -361,3 +511,83 @@ def write_tensors(path: Path, tensors: Mapping[str, Any]) -> None:
     import torch
 
     _replace(path, lambda f: torch.save(dict(tensors), f))
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a model directory
+
+F = TypeVar("F", bound=Callable[..., Any])
+# signals held back while a finished model is renamed into place (the two renames must both happen)
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                                           "SIGXCPU") if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def building(model_dir: Union[str, Path]) -> Iterator[Path]:
+    """A new, empty temporary folder beside ``model_dir`` to write a model into. When the block
+    ends without error it becomes ``model_dir`` (a symlink is followed; a folder already there
+    is replaced only then); on an error or a signal it is removed."""
+    target = Path(os.path.realpath(model_dir))
+    if target.exists() and not target.is_dir():
+        raise NlpipeError(f"{model_dir}: exists and is not a folder")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".nlpipe-{target.name}-", suffix=".tmp", dir=target.parent))
+    except OSError as e:
+        raise NlpipeError(f"{model_dir}: cannot make the model folder ({e.strerror})") from None
+    TEMPORARY.add(str(tmp))
+    try:
+        yield tmp
+        _install(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        TEMPORARY.discard(str(tmp))
+
+
+def _install(tmp: Path, target: Path) -> None:
+    """Rename the finished folder ``tmp`` to ``target``, replacing the folder there, if any."""
+    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) if target.is_dir() else 0o777 & ~_umask())
+    held = hasattr(signal, "pthread_sigmask") and _HELD
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        if not target.exists():
+            os.rename(tmp, target)
+            return
+        old = tempfile.mkdtemp(prefix=f".nlpipe-{target.name}-old-", suffix=".tmp", dir=target.parent)
+        os.rename(target, old)          # onto the empty folder just made
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError as e:
+        raise NlpipeError(f"{target}: cannot put the trained model in place ({e.strerror})") from None
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+def builds_model(argument: str) -> Callable[[F], F]:
+    """Decorate a trainer whose parameter ``argument`` names the model folder it writes: it then
+    writes a temporary folder instead (:func:`building`), which becomes that folder when the trainer
+    returns. Top-level values of its result that name the temporary folder name the target."""
+    def wrap(train: F) -> F:
+        signature = inspect.signature(train)
+
+        @functools.wraps(train)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            out = bound.arguments[argument]
+            with building(out) as tmp:
+                bound.arguments[argument] = tmp if isinstance(out, Path) else str(tmp)
+                result = train(*bound.args, **bound.kwargs)
+            if isinstance(result, dict):
+                result = {k: (type(v)(out) if isinstance(v, (str, Path)) and str(v) == str(tmp) else v)
+                          for k, v in result.items()}
+            return result
+        return run  # type: ignore[return-value]
+    return wrap

@@ -9,6 +9,9 @@ What ``-o PATH`` does depends on what is there:
 - a symlink: the same, applied to the file it points to (the link stays a link).
 - a FIFO, a character device (``/dev/null``, a terminal), a socket: written directly.
 - a directory, a missing or unwritable folder: an error before any work starts.
+- the same file or pipe as one of the inputs (by device and inode, so through symlinks, hard
+  links, ``/dev/stdin``, ``/dev/fd/N`` and ``/proc/self/fd/N``; stdout too): an error before any
+  work starts, since writing it would destroy (or, for a pipe, feed) the input being read.
 
 Write errors (a full disk) are one-line errors naming the output; a closed stdout or FIFO
 (``| head``) raises :class:`~nlpipe.errors.OutputClosed`.
@@ -22,7 +25,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from nlpipe.errors import NlpipeError, OutputClosed
 
@@ -55,10 +58,50 @@ def _writable_folder(folder: str, name: str) -> None:
         raise NlpipeError(f"{name}: cannot write in folder {folder} (permission denied)")
 
 
-def check_output(path: Optional[str]) -> Target:
-    """How ``path`` (``None``/``-``: stdout) will be written; every problem that can be seen
-    before writing is an :class:`NlpipeError` here."""
+def _identity(path: Optional[str]) -> Optional[Tuple[int, int]]:
+    """(device, inode) of the regular file or pipe that ``path`` (``None``/``-``: stdin) names,
+    through links; ``None`` for anything else (a terminal, ``/dev/null``: reading and writing one
+    is harmless) or a path that cannot be looked at (its own error comes where it is opened)."""
+    try:
+        st = os.fstat(0) if path is None or path == "-" else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return st.st_dev, st.st_ino
+    return None
+
+
+def refuse_input_as_output(path: Optional[str], inputs: Sequence[Optional[str]]) -> None:
+    """An :class:`NlpipeError` when the output ``path`` (``None``/``-``: stdout) is the same file
+    or pipe as one of ``inputs`` (``None``/``-``: stdin)."""
+    if not inputs:
+        return
     if path is None or path == "-":
+        try:
+            st = os.fstat(1)
+        except (OSError, ValueError):
+            return
+        # stdout may be a pipe that merely shares nothing with the input; only a file is compared
+        out = (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+        name = STDOUT
+    else:
+        out = _identity(path)
+        name = path
+    if out is None:
+        return
+    for src in inputs:
+        if _identity(src) == out:
+            shown = "<stdin>" if src is None or src == "-" else src
+            raise NlpipeError(f"{name}: is the input {shown} itself; choose another output")
+
+
+def check_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> Target:
+    """How ``path`` (``None``/``-``: stdout) will be written; every problem that can be seen
+    before writing is an :class:`NlpipeError` here, an output that is one of ``inputs`` too."""
+    refuse_input_as_output(path, inputs)
+    if path is None or path == "-":
+        if sys.stdout is None:   # started with stdout closed (`>&-`)
+            raise NlpipeError(f"{STDOUT}: cannot write (stdout is closed)")
         return Target(STDOUT, "stdout")
     if path.endswith(("/", os.sep)):
         raise NlpipeError(f"{path}: is a folder name; expected a file name")
@@ -124,7 +167,32 @@ def _discard(stream: IO[str]) -> None:
         pass
 
 
-def _silence_stdout() -> None:
+def echo(text: str) -> None:
+    """``text`` and a newline on stdout, flushed; write errors as in :class:`Output`."""
+    if sys.stdout is None:
+        raise NlpipeError(f"{STDOUT}: cannot write (stdout is closed)")
+    out = Output(sys.stdout, STDOUT)
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except (OutputClosed, NlpipeError):
+        silence_stdout()   # what stdout's buffer still holds must not fail again at exit
+        raise
+
+
+def flush_stdout() -> None:
+    """Flush stdout at the end of a command, its errors as in :class:`Output` (else Python
+    would report them at exit, with a traceback-like message and exit code 120)."""
+    if not hasattr(sys.stdout, "flush"):   # closed, or a stand-in that holds what was written
+        return
+    try:
+        Output(sys.stdout, STDOUT).flush()
+    except (OutputClosed, NlpipeError):
+        silence_stdout()
+        raise
+
+
+def silence_stdout() -> None:
     """Point fd 1 at /dev/null, so that no later flush of stdout fails (or prints) again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -135,7 +203,9 @@ def _silence_stdout() -> None:
 
 
 def _temporary_prefix(real: str) -> str:
-    return f".nlpipe-{os.path.basename(real)}-"
+    # the output's name cut so that the temporary name fits where the output's own name does
+    # (255 bytes on most file systems): a long output name is not refused only after the work
+    return f".nlpipe-{os.fsdecode(os.fsencode(os.path.basename(real))[:200])}-"
 
 
 def stale_temporaries(path: str) -> List[str]:
@@ -151,22 +221,22 @@ def stale_temporaries(path: str) -> List[str]:
 
 
 @contextmanager
-def open_output(path: Optional[str]) -> Iterator[Output]:
+def open_output(path: Optional[str], inputs: Sequence[Optional[str]] = ()) -> Iterator[Output]:
     """The text output for ``path`` (``None``/``-``: stdout), written as :func:`check_output` says."""
-    target = check_output(path)
+    target = check_output(path, inputs)
     if target.how == "stdout":
         out = _text(sys.stdout.buffer)
         try:
             yield Output(out, STDOUT)
             Output(out, STDOUT).flush()
         except OutputClosed:
-            _silence_stdout()
+            silence_stdout()
             raise
         finally:
             try:
                 out.detach()
             except OSError:  # a failed write: what the buffer holds cannot go anywhere
-                _silence_stdout()
+                silence_stdout()
                 out.detach()
         return
     if target.how == "direct":
@@ -245,6 +315,8 @@ def plan_outputs(inputs: List[str], out_dir: str) -> List[Tuple[str, str]]:
             raise NlpipeError(f"{src}: not a regular file")
         if os.path.exists(dst) and os.path.samefile(src, dst):
             raise NlpipeError(f"{dst} would be the input {src} itself; choose another output folder")
+        if os.path.lexists(dst) and not os.path.isfile(dst):   # "finished work" is a file
+            raise NlpipeError(f"{dst}: exists and is not a file (the output for {src})")
     try:
         os.makedirs(out_dir, exist_ok=True)
     except FileExistsError:

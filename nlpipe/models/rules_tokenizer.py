@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Tuple
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
@@ -288,7 +288,8 @@ class SentenceSplitter:
         """(start, end) of each sentence of a paragraph, without surrounding whitespace.
 
         Every non-whitespace character is in exactly one sentence, and sentences only start after
-        whitespace, so no token is ever cut in two.
+        whitespace, so no token is ever cut in two. A sentence longer than :data:`MAX_SENTENCE`
+        characters is cut at whitespace (:func:`cut_long`).
         """
         starts = {0}
         for s, _ in self._punkt.span_tokenize(text):
@@ -304,8 +305,41 @@ class SentenceSplitter:
             stripped = piece.strip()
             if stripped:
                 lead = len(piece) - len(piece.lstrip())
-                out.append((s + lead, s + lead + len(stripped)))
+                out.extend(cut_long(text, s + lead, s + lead + len(stripped)))
         return out
+
+
+# A run of text with no sentence end (a list, a text without punctuation) would be one sentence
+# of any length, whose rows all stay in memory (4 MB of text: 860,000 words, 550 MB). Longer than
+# this, it is cut at whitespace; real sentences are far shorter.
+MAX_SENTENCE = 20_000
+
+
+def cut_long(text: str, start: int, end: int) -> Iterator[Tuple[int, int]]:
+    """The span ``text[start:end]`` (no whitespace at either end) in pieces of at most
+    :data:`MAX_SENTENCE` characters, each cut at the last whitespace in reach (where there is none,
+    at the next one: a piece is longer only where a single token is)."""
+    while end - start > MAX_SENTENCE:
+        limit = start + MAX_SENTENCE
+        cut = -1
+        for m in _SPACE.finditer(text, start + 1, limit):
+            cut = m.start()
+        if cut <= start:   # no whitespace in reach: cut at the next one
+            found = _SPACE.search(text, limit, end)
+            if found is None:
+                break
+            cut = found.start()
+        piece_end = len(text[start:cut].rstrip()) + start
+        yield start, piece_end
+        nxt = _NOT_SPACE.search(text, cut, end)
+        if nxt is None:
+            return
+        start = nxt.start()
+    yield start, end
+
+
+_SPACE = re.compile(r"\s")
+_NOT_SPACE = re.compile(r"\S")
 
 
 def punkt_to_json(params: PunktParameters) -> Dict[str, list]:

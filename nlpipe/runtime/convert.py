@@ -17,7 +17,7 @@ from nlpipe.io.conllu import FORM, LEMMA, MISC, UPOS, XPOS, Sentence, read_conll
 from nlpipe.io.formats import doc_key, read_conll2003, read_conll2012
 from nlpipe.io.inputs import open_input
 from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, misc_get, misc_set, ne_tags, set_ne_tags
-from nlpipe.io.outputs import open_output
+from nlpipe.io.outputs import check_output, open_output
 from nlpipe.io.render import Renderer
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.tags import Span
@@ -153,9 +153,10 @@ def convert(src: str, dst: str, input_path: Optional[str], output_path: Optional
         raise NlpipeError(f"cannot read format '{src}' (expected one of: {', '.join(READERS)})")
     if dst not in WRITERS:
         raise NlpipeError(f"cannot write format '{dst}' (expected one of: {', '.join(WRITERS)})")
+    check_output(output_path, [input_path])
     stream, name = open_input(input_path)
     try:
-        with open_output(output_path) as out:
+        with open_output(output_path, [input_path]) as out:
             return WRITERS[dst](READERS[src](stream, name), out, name)
     finally:
         if name != "<stdin>":

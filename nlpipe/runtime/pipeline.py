@@ -15,7 +15,7 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, InputError, NlpipeError
 from nlpipe.io.conllu import Sentence, parse_string, read_conllu
-from nlpipe.io.inputs import open_input, sniff
+from nlpipe.io.inputs import binary_lines, check_input, open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.io.render import FORMATS, Renderer
 from nlpipe.io.model_dir import UNDETERMINED
@@ -56,12 +56,13 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
                  encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu") -> int:
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
     CoNLL-U input is written as it is); return the number of sentences written."""
-    check_output(output)
+    check_output(output, [input])
+    check_input(input)
     src = Source(input, mode, encoding_errors)
     try:
         tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
         check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
-        with open_output(output) as out:
+        with open_output(output, [input]) as out:
             return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
     except EncodingError as e:
         raise e.hint("use --encoding-errors replace to go on") from None
@@ -96,14 +97,15 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     pipe of filters and ``annotate`` give the same bytes by construction.
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
-    check_output(output)
+    check_output(output, [input])
     check_format(output_format, output, skip_bad)
+    check_input(input, nul=not skip_bad)
     if not skip_bad:  # a wrong input is refused before the model loads
         try:
             check_stage_input(stage, first_sentences(input), **options)
         except InputError as e:
             raise e.at(input) from None
-    with Annotator(spec, batch=batch) as ann, open_output(output) as out:
+    with Annotator(spec, batch=batch) as ann, open_output(output, [input]) as out:
         return ann.run([input], rendered(out, output_format), Progress(stage, enabled=False))["sentences"]
 
 
@@ -173,8 +175,11 @@ class Source:
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
         head: List[bytes] = []
+        # CoNLL-U lines are cut into chunks as bytes: a NUL byte is reported (or, with --skip-bad,
+        # passed through) where a chunk is parsed; only the length of a line is bounded here
+        self.lines = binary_lines(self.buffer, self.name, nul=False)
         if mode == "auto":
-            kind, head = sniff(self.buffer)
+            kind, head = sniff(self.lines)
             mode = "conllu" if kind in ("conllu", "empty") else "raw"
         self.mode = mode
         self.is_conllu = mode == "conllu"
@@ -205,7 +210,7 @@ class Source:
 
     def _lines(self) -> Iterator[bytes]:
         yield from self.head
-        yield from self.buffer
+        yield from self.lines
 
     def close(self) -> None:
         if self.name != "<stdin>":
@@ -246,6 +251,15 @@ class InlineRunner:
         pass
 
 
+def max_jobs() -> int:
+    """The most ``--jobs`` accepted: twice the cores this process may use (at least 4)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(4, 2 * cores)
+
+
 def make_runner(spec: PipelineSpec, jobs: int) -> Any:
     if jobs <= 1:
         return InlineRunner(spec)
@@ -265,6 +279,9 @@ class Annotator:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
             raise NlpipeError(f"--jobs must be at least 1, not {jobs}")
+        if jobs > max_jobs():
+            raise NlpipeError(f"--jobs {jobs}: at most {max_jobs()} on this machine (each worker loads "
+                              "every model; more workers than cores only add memory)")
         self.spec = spec
         self.batch = batch
         self.warn = warn or print_warning
@@ -377,9 +394,11 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
             raise NlpipeError(f"--model {s}=...: stage {s} is not among the stages run ({','.join(spec.stages)})")
     for s in spec.stages:
         resolve_model(s, spec.models.get(s))  # a missing model fails before any output
+    for path in inputs:   # a compressed or binary input fails before the models load
+        check_input(path, nul=not skip_bad)
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
-        todo = [(s, d) for s, d in pairs if overwrite or not os.path.exists(d)]
+        todo = [(s, d) for s, d in pairs if overwrite or not os.path.lexists(d)]
         if len(todo) < len(pairs):
             print_warning(f"{len(pairs) - len(todo)} of {len(pairs)} output files exist in {output}; not redone "
                           f"(--overwrite redoes them)")
@@ -396,9 +415,9 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["sentences"] += done["sentences"]
                 stats["tokens"] += done["tokens"]
         return stats
-    check_output(output)
+    check_output(output, inputs)
     with Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog, \
-            _loaded(prog, spec, jobs, batch, input_mode) as ann, open_output(output) as out:
+            _loaded(prog, spec, jobs, batch, input_mode) as ann, open_output(output, inputs) as out:
         return ann.run(inputs, rendered(out, output_format), prog)
 
 

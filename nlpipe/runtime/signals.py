@@ -1,4 +1,5 @@
 """How a run ends on SIGINT, SIGTERM and SIGHUP: the same way in every command, with or without workers.
+SIGUSR1, SIGUSR2, SIGALRM and SIGXCPU, which batch systems send for soft limits, end it the same way.
 
 While :func:`ending_on_signals` is active, each of these signals raises :class:`Interrupted` in the
 main thread. Unwinding then does the clean-up that the code on the way already does for errors:
@@ -16,6 +17,7 @@ worker process breaks during the clean-up after Ctrl-C (exit 141, no message).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -24,8 +26,11 @@ from typing import Any, Dict, Iterator, Optional
 
 from nlpipe.io.outputs import TEMPORARY
 
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hangup"}
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                                                   "SIGXCPU") if hasattr(signal, name))
+_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hangup", "SIGUSR1": "stopped by SIGUSR1",
+          "SIGUSR2": "stopped by SIGUSR2", "SIGALRM": "stopped by SIGALRM (alarm)",
+          "SIGXCPU": "stopped by SIGXCPU (CPU time limit)"}
 
 
 class Interrupted(BaseException):
@@ -53,7 +58,10 @@ def _hard_exit(signum: int) -> None:
     an object's ``__del__`` say): remove the temporary files and exit; workers die with us."""
     for path in list(TEMPORARY):
         try:
-            os.unlink(path)
+            if os.path.isdir(path):       # a model being trained (nlpipe.io.model_dir.building)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
         except OSError:
             pass
     try:
@@ -102,8 +110,8 @@ def ending_on_signals() -> Iterator[None]:
 
 
 def worker_signals() -> None:
-    """In a worker process: SIGINT and SIGHUP are the main process's to handle (a terminal sends
-    them to the whole process group); SIGTERM, which the main process uses to stop its workers,
-    ends the worker at once."""
+    """In a worker process: SIGINT, SIGHUP and the others are the main process's to handle (a
+    terminal or a batch system sends them to the whole process group); SIGTERM, which the main
+    process uses to stop its workers, ends the worker at once."""
     for s in SIGNALS:
         signal.signal(s, signal.SIG_DFL if s == getattr(signal, "SIGTERM", None) else signal.SIG_IGN)

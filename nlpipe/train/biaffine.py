@@ -16,7 +16,7 @@ from typing import Any, Dict, IO, List, Optional, Sequence, Union
 import numpy as np
 
 from nlpipe.io.conllu import Sentence, read_file
-from nlpipe.io.model_dir import UNDETERMINED, read_config
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
@@ -79,6 +79,7 @@ class BiaffineTrainer(Trainer):
         self.model.save(self.out, training, self.lang)
 
 
+@builds_model("out_dir")
 def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_minutes: float = 85.0,
           batch_tokens: int = 1000, lr: float = 2e-3, decay: float = 0.93, seed: int = 1, threads: int = 2,
           device: str = "cpu", vectors: Union[str, Vectors, None] = None, glove_words_file: Optional[str] = None,

