@@ -60,7 +60,9 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
     check_input(input)
     src = Source(input, mode, encoding_errors)
     try:
-        tokenizer = None if src.mode in ("conllu", "tokens") else load_tokenizer(model, method)
+        # CoNLL-U passes through untokenized; an empty input still loads (and so checks) the model
+        passed = src.mode == "tokens" or (src.mode == "conllu" and not src.empty)
+        tokenizer = None if passed else load_tokenizer(model, method)
         check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output, [input]) as out:
             return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
@@ -178,9 +180,11 @@ class Source:
         # CoNLL-U lines are cut into chunks as bytes: a NUL byte is reported (or, with --skip-bad,
         # passed through) where a chunk is parsed; only the length of a line is bounded here
         self.lines = binary_lines(self.buffer, self.name, nul=False)
+        self.empty = False   # an input of no sentences at all (``auto`` only)
         if mode == "auto":
             kind, head = sniff(self.lines)
             mode = "conllu" if kind in ("conllu", "empty") else "raw"
+            self.empty = kind == "empty"
         self.mode = mode
         self.is_conllu = mode == "conllu"
         self.head = head
