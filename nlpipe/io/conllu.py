@@ -493,8 +493,6 @@ def _sentences(lines: Iterable[str], path: str) -> Iterator[Sentence]:
                     raise InputError(path, lineno, f"HEAD must be an integer or '_', found '{_show(h)}'")
                 if head > top:
                     top = head
-                if head == expect:
-                    raise InputError(path, lineno, f"HEAD {expect} is the word itself")
             expect += 1
         else:
             expect = _check_id(cols, expect, path, lineno)

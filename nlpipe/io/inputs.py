@@ -73,9 +73,10 @@ def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO
         raise NlpipeError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
-def printable_name(path: str) -> str:
+def printable_name(path: "str | os.PathLike[str]") -> str:
     """``path`` as valid UTF-8 text for messages and for what a file's name goes into (``# sent_id``):
     bytes of a name that are not UTF-8 (decoded by Python as lone surrogates) become U+FFFD."""
+    path = os.fspath(path)
     try:
         path.encode("utf-8")
         return path

@@ -40,6 +40,9 @@ def _example(sent: Sentence, path: str, gold: bool) -> Example:
             if not h.isdigit() or int(h) > n:
                 raise InputError(path, sent.line_of(w), f"HEAD '{h}' of word {k + 1} is not a word number "
                                                         f"0..{n}; training needs gold trees")
+            if int(h) == k + 1:   # a predicted file may hold one (eval reads it); a gold tree may not
+                raise InputError(path, sent.line_of(w), f"HEAD {h} of word {k + 1} is the word itself; "
+                                                        f"training needs gold trees")
             heads.append(int(h))
         ex.heads, ex.rels = heads, [w[DEPREL] for w in words]
     return ex
