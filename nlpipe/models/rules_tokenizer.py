@@ -26,20 +26,28 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Tuple
 
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktParameters
 
-try:
-    from nltk import redos as _redos
-except ImportError:  # nltk before 3.9.3
-    _redos = None
-if _redos is not None:
-    # nltk caps every regex scan at a few seconds of wall-clock time (a guard against patterns its
-    # users supply). The cap covers a whole lazy scan, so Punkt's own (linear) patterns fail with a
-    # TimeoutError on a long paragraph on a slow or busy machine: a 5 MB line did. Punkt is the only
-    # part of nltk that nlpipe runs, on patterns nltk itself ships.
-    _redos.DEFAULT_TIMEOUT = None
+
+def punkt_module() -> Any:
+    """nltk's Punkt module, imported when a sentence splitter is first built (nltk takes about 0.3 s
+    to import: a command that reads CoNLL-U never needs it)."""
+    from nltk.tokenize import punkt
+
+    try:
+        from nltk import redos
+    except ImportError:  # nltk before 3.9.3
+        redos = None
+    if redos is not None:
+        # nltk caps every regex scan at a few seconds of wall-clock time (a guard against patterns its
+        # users supply). The cap covers a whole lazy scan, so Punkt's own (linear) patterns fail with a
+        # TimeoutError on a long paragraph on a slow or busy machine: a 5 MB line did. Punkt is the only
+        # part of nltk that nlpipe runs, on patterns nltk itself ships.
+        redos.DEFAULT_TIMEOUT = None
+    return punkt
 
 # A token: (start, end, word pieces or None). Offsets index the text given to WordTokenizer.tokens.
 Token = Tuple[int, int, Optional[List[str]]]
@@ -271,13 +279,14 @@ class SentenceSplitter:
             closers: lowercased words that end a sentence when followed by a comma and a capital
                 (``thanks``, ``regards`` closing a letter).
         """
-        p = PunktParameters()
+        punkt = punkt_module()
+        p = punkt.PunktParameters()
         p.abbrev_types = set(params.get("abbrev_types", []))
         p.collocations = set(tuple(c) for c in params.get("collocations", []))
         p.sent_starters = set(params.get("sent_starters", []))
         for k, v in params.get("ortho_context", {}).items():
             p.ortho_context[k] = int(v)
-        self._punkt = PunktSentenceTokenizer(p)
+        self._punkt = punkt.PunktSentenceTokenizer(p)
         extra = _EXTRA_ENDS
         words = sorted(re.escape(w) for w in closers)
         if words:

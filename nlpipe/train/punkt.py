@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from nlpipe.io.conllu import FORM, MISC, Sentence, misc_get, read_file
 from nlpipe.io.model_dir import UNDETERMINED, builds_model, write_config, write_json
 from nlpipe.io.provenance import training_block
-from nlpipe.models.rules_tokenizer import WordTokenizer, punkt_to_json
+from nlpipe.models.rules_tokenizer import WordTokenizer, punkt_module, punkt_to_json
 
 # Hand-written English knowledge, used where the training data is too thin (a word seen once):
 # title and calendar abbreviations, and prefixes that EWT attaches with a hyphen when it keeps them whole.
@@ -223,10 +223,8 @@ def kept_whole(sentences: List[Sentence], words: Dict[str, Any]) -> List[str]:
 
 def learn(sentences: List[Sentence], lang: str = UNDETERMINED) -> Tuple[Dict[str, Any], Dict[str, list]]:
     """(word rules, Punkt parameters as JSON) learned from gold sentences."""
-    from nltk.tokenize.punkt import PunktTrainer
-
     words = learn_words(sentences, lang)
-    trainer = PunktTrainer()
+    trainer = punkt_module().PunktTrainer()
     for p in paragraphs(sentences):
         trainer.train(p + "\n\n", finalize=False)
     trainer.finalize_training()
