@@ -7,9 +7,6 @@ The feature extraction lives, torch-free, in :mod:`nlpipe.nn.features` (:func:`~
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
-
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
-import numpy as np
 
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set

@@ -16,12 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
-import numpy as np
-
 from nlpipe.nn.batching import batch_tokens_for, length_batches
-from nlpipe.io.conllu import FORM, HEAD, LEMMA, Sentence
+from nlpipe.io.conllu import Sentence
 from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_predicates
-from nlpipe.decode import chain
 from nlpipe.tags import spans
 from nlpipe.errors import STAGE_INPUT
 from nlpipe.models.lisa import Example, LisaModel, example, read_heads
