@@ -98,20 +98,14 @@ def read_model_dir(model_dir: Path, what: str, build: Callable[..., M],
     ``net`` (in eval mode); any damage is a ModelError about ``what``. With ``labels_key``,
     ``vocab[labels_key]`` is the config's ``labels`` (models saved before the label set was kept
     once still have it in ``vocab.json``, where it is read). With ``numpy``, ``build(vocab, params)``
-    gets the weights as float32 numpy arrays instead, read without torch."""
+    gets the weights as numpy arrays instead (as stored: half precision), read without torch."""
     vocab = read_json(Path(model_dir) / VOCAB)
-    if numpy:
-        import numpy as np
-
-        params = read_tensors_numpy(Path(model_dir) / WEIGHTS)
-        with model_errors(Path(model_dir), what):
-            if labels_key is not None and labels_key not in vocab:
-                vocab[labels_key] = (config or {})["labels"]
-            return build(vocab, {k: np.asarray(v, dtype=np.float32) if v.dtype.kind == "f" else v
-                                 for k, v in params.items()})
+    params = read_tensors_numpy(Path(model_dir) / WEIGHTS) if numpy else None
     with model_errors(Path(model_dir), what):
         if labels_key is not None and labels_key not in vocab:
             vocab[labels_key] = (config or {})["labels"]
+        if params is not None:
+            return build(vocab, params)
         model = build(vocab)
     load_half(model.net, Path(model_dir) / WEIGHTS)  # type: ignore[attr-defined]
     model.net.eval()  # type: ignore[attr-defined]

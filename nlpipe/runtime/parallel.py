@@ -22,7 +22,7 @@ from nlpipe.errors import InputError, ModelError, NlpipeError
 from nlpipe.runtime.chain import Pipeline, PipelineSpec
 from nlpipe.runtime.chunks import Chunk, ChunkResult, process_chunk
 from nlpipe.runtime.signals import worker_signals
-from nlpipe.stages.base import THREADS_VAR
+from nlpipe.stages.base import THREADS_VAR, usable_cpus
 
 _pipeline: Optional[Pipeline] = None
 _error: Optional[Tuple[Any, ...]] = None
@@ -90,14 +90,6 @@ def _work(chunk: Chunk) -> Tuple[Optional[Tuple[Any, ...]], Optional[ChunkResult
         return None, process_chunk(_pipeline, chunk)
     except NlpipeError as e:
         return _pack(e), None
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask, e.g. under taskset or a container quota)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _context() -> Any:

@@ -24,6 +24,7 @@ from nlpipe.registry import check_stage_input, load_stage, model_language, resol
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
+from nlpipe.stages.base import usable_cpus
 from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
 
 # How an input is read (``--input``): ``auto`` tells CoNLL-U from raw text by the first lines; the
@@ -257,11 +258,7 @@ class InlineRunner:
 
 def max_jobs() -> int:
     """The most ``--jobs`` accepted: twice the cores this process may use (at least 4)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(4, 2 * cores)
+    return max(4, 2 * usable_cpus())
 
 
 def make_runner(spec: PipelineSpec, jobs: int) -> Any:

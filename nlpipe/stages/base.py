@@ -11,10 +11,10 @@ know what to blank before running a model and which columns a predicted file mus
 """
 from __future__ import annotations
 
-import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple, TypeVar
 
 from nlpipe.io.conllu import DEPREL, FEATS, HEAD, LEMMA, MISC, UPOS, XPOS, Sentence, misc_get, misc_set
 
@@ -120,6 +120,15 @@ def fill_in_chunks(sentences: Iterable[Sentence], fill: Callable[[List[Sentence]
 # CPU threads
 
 THREADS_VAR = "NLPIPE_THREADS"
+T = TypeVar("T")
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. under taskset or a container quota)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def cpu_threads() -> int:
@@ -132,21 +141,23 @@ def cpu_threads() -> int:
         return int(value)
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         return 1
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return usable_cpus()
 
 
-@contextlib.contextmanager
-def one_thread_each(torch: Any = None) -> Iterator[None]:
-    """While batches run in several threads: torch (when given) computes each on one thread."""
-    if torch is None:
-        yield
-        return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def map_batches(run: Callable[[List[int]], T], batches: List[List[int]], workers: int, torch: Any = None
+                ) -> Iterable[T]:
+    """``run`` of every batch, in order; ``workers`` > 1 runs that many at once in threads, one core
+    each: an array operation releases the GIL, and a network over a small batch keeps one core busy far
+    better than it splits over two (``torch``, when given, computes on one thread meanwhile)."""
+    workers = min(workers, len(batches))
+    if workers < 2:
+        return map(run, batches)
+    threads = torch.get_num_threads() if torch is not None else 0
+    if torch is not None:
+        torch.set_num_threads(1)
     try:
-        yield
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(run, batches))
     finally:
-        torch.set_num_threads(threads)
+        if torch is not None:
+            torch.set_num_threads(threads)

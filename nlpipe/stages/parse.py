@@ -12,10 +12,8 @@ A transition parser directory (arch ``transition-dfs.v1``, :mod:`nlpipe.models.t
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
-
 
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
@@ -23,7 +21,7 @@ from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import BiaffineModel, Example, _example
 from nlpipe.models.tree_feats import TreeFeats
-from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, one_thread_each
+from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
 
 # ---------------------------------------------------------------------------------------------
 # The stage
@@ -77,17 +75,11 @@ class ParseStage(Adapter, stage="parse"):
         self.workers = max(1, workers)
 
     def _predict(self, examples: List[Example], batches: List[List[int]]) -> Iterable[list]:
-        """Results of every batch, in order. On CPU, batches go to ``workers`` threads, each on one
-        core (numpy's BLAS and a torch network then run with one thread): an LSTM over a small batch
-        keeps one core busy far better than it splits over two (the array ops release the GIL)."""
+        """Results of every batch, in order, ``workers`` at once (:func:`~nlpipe.stages.base.map_batches`)."""
         def run(batch: List[int]) -> list:
             return self.model.predict([examples[i] for i in batch], self.projective, self.probs)
 
-        workers = min(self.workers, len(batches))
-        if workers < 2:
-            return map(run, batches)
-        with one_thread_each(getattr(self.model, "torch", None)), ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(run, batches))
+        return map_batches(run, batches, self.workers, getattr(self.model, "torch", None))
 
     def _fill(self, chunk: List[Sentence]) -> None:
         todo = tagged_sentences(chunk)

@@ -12,7 +12,6 @@ in the training data, else ``lemma.01``.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
@@ -22,7 +21,7 @@ from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_pred
 from nlpipe.tags import spans
 from nlpipe.errors import STAGE_INPUT
 from nlpipe.models.lisa import Example, LisaModel, example, read_heads
-from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks
+from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks, map_batches
 
 # ---------------------------------------------------------------------------------------------
 # The stages
@@ -72,17 +71,12 @@ class SrlStage:
                     self._write(group[i], examples[i], preds, roles, given)
 
     def _predict(self, examples: List[Example], batches: List[List[int]], given: bool) -> Iterable[list]:
-        """Results of every batch, in order; the numpy network runs ``workers`` batches at once in
-        threads, one core each (its array operations release the GIL)."""
+        """Results of every batch, in order, ``workers`` at once (:func:`~nlpipe.stages.base.map_batches`)."""
         def run(batch: List[int]) -> list:
             return self.model.predict([examples[i] for i in batch], self.parse_from_input, given, self.viterbi,
                                       self.threads)
 
-        workers = min(self.workers, len(batches))
-        if workers < 2:
-            return map(run, batches)
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(run, batches))
+        return map_batches(run, batches, self.workers)
 
     def _write(self, sent: Sentence, ex: Example, preds: List[int], roles: List[List[str]],
                given: bool) -> None:
