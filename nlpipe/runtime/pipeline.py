@@ -161,13 +161,18 @@ class _Prepend(io.RawIOBase):
         return n
 
 
+def check_input_mode(mode: str) -> None:
+    """An :class:`NlpipeError` unless ``mode`` is one of :data:`INPUT_MODES`."""
+    if mode not in INPUT_MODES:
+        raise NlpipeError(f"unknown input mode '{mode}' (expected one of: {', '.join(INPUT_MODES)})")
+
+
 class Source:
     """One input file (or stdin) read as ``mode`` says (:data:`INPUT_MODES`); ``auto``: CoNLL-U or
     raw text, decided from its first lines (:func:`sniff`); an empty input is CoNLL-U with no sentences."""
 
     def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict"):
-        if mode not in INPUT_MODES:
-            raise NlpipeError(f"unknown input mode '{mode}' (expected one of: {', '.join(INPUT_MODES)})")
+        check_input_mode(mode)
         self.stream, self.name = open_input(path, encoding_errors)
         self.buffer: IO[bytes] = self.stream.buffer
         self.encoding_errors = encoding_errors
@@ -274,8 +279,7 @@ class Annotator:
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
                  warn: Optional[Warn] = None, input_mode: str = "auto"):
-        if input_mode not in INPUT_MODES:
-            raise NlpipeError(f"unknown input mode '{input_mode}' (expected one of: {', '.join(INPUT_MODES)})")
+        check_input_mode(input_mode)
         if batch < 1:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
         if jobs < 1:
