@@ -123,7 +123,7 @@ def main(argv: Optional[list] = None) -> None:
 
     _hold_closed_streams()
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    # The stages run their batches in threads of their own, one core each (nlpipe.stages.base.cpu_threads):
+    # The parser and LISA run their batches in threads of their own, one core each (stages.base.cpu_threads):
     # numpy's BLAS must not start threads of its own under them. Read when numpy is first imported.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
