@@ -18,15 +18,15 @@ MASKED = -1e9  # arc scores of padding heads, as in the torch network
 
 
 class _LSTM:
-    """One direction of one ``nn.LSTM`` layer (gates i, f, g, o; the weights' rows reordered to
-    i, f, o, g, so that one tanh covers three gates: ``sigmoid(x) = (tanh(x / 2) + 1) / 2``, with the
-    halving folded into those rows, which is exact in floating point)."""
+    """One direction of one ``nn.LSTM`` layer. Every gate is computed from one ``exp``:
+    ``sigmoid(x) = 1 / (1 + exp(-x))`` and ``tanh(x) = 2 sigmoid(2x) - 1``, with the factors -1 and -2
+    folded into the weights (exact in floating point) and the rows reordered to i, f, o, g."""
 
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
         h = w_hh.shape[1]
         order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
-        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(0.5), np.float32(1.0))[:, None]
+        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(-1.0), np.float32(-2.0))[:, None]
         self.w_ih = np.ascontiguousarray((w_ih[order] * scale).T)             # [in, 4H]
         self.w_hh = np.ascontiguousarray((w_hh[order] * scale).T)             # [H, 4H]
         self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
@@ -43,24 +43,33 @@ class _LSTM:
         out = np.zeros((b, n, h), dtype=np.float32)
         state = np.zeros((b, h), dtype=np.float32)
         cell = np.zeros((b, h), dtype=np.float32)
-        for t, k in enumerate(real.sum(0)):
-            g = xw[:k, t] + state[:k] @ self.w_hh                              # [k, 4H]
-            np.tanh(g, out=g)
-            s = g[:, :3 * h]
-            s *= np.float32(0.5)
-            s += np.float32(0.5)
-            c = cell[:k]
-            c *= g[:, h:2 * h]
-            c += g[:, :h] * g[:, 3 * h:]
-            state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
+        one, two = np.float32(1.0), np.float32(2.0)
+        with np.errstate(over="ignore"):                                        # exp -> inf: the gate is 0
+            for t, k in enumerate(real.sum(0)):
+                g = xw[:k, t] + state[:k] @ self.w_hh                          # [k, 4H]
+                np.exp(g, out=g)
+                g += one
+                np.reciprocal(g, out=g)                                        # sigmoid of i, f, o, 2g
+                u = g[:, 3 * h:]
+                u *= two
+                u -= one                                                       # tanh of g
+                c = cell[:k]
+                c *= g[:, h:2 * h]
+                c += g[:, :h] * u
+                state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
         return out
 
 
-def reverse_padded(x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Reverse each sequence of ``x [b, T, d]`` within its length (padding stays put)."""
-    t = np.arange(x.shape[1])[None, :]
-    idx = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)
-    return np.take_along_axis(x, idx[..., None], 1)
+def reversal(lengths: np.ndarray, n: int) -> np.ndarray:
+    """Flat row indices ``[b * n]`` that reverse each row of a ``[b, n, d]`` array within its length
+    (padding stays put): ``x.reshape(b * n, d)[index]``."""
+    t = np.arange(n)[None, :]
+    return (np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t) + n * np.arange(len(lengths))[:, None]).ravel()
+
+
+def reverse_padded(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Reverse each sequence of ``x [b, T, d]`` within its length (``index``: :func:`reversal`)."""
+    return x.reshape(-1, x.shape[-1])[index].reshape(x.shape)
 
 
 def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
@@ -114,8 +123,9 @@ class BiaffineInference:
                             self.upos[a["upos"]], self.xpos[a["xpos"]]], -1)
         order = np.argsort(-lengths, kind="stable")                            # longest first
         x, lengths = x[order], lengths[order]
+        back = reversal(lengths, x.shape[1])
         for fwd, bwd in self.lstm:
-            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, lengths), lengths), lengths)], -1)
+            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, back), lengths), back)], -1)
         return x[np.argsort(order, kind="stable")]
 
     def predict(self, a: Dict[str, np.ndarray], mask: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
