@@ -12,64 +12,9 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from nlpipe.decode.mst import chu_liu_edmonds, tree_mask
-from nlpipe.models.neural_numpy import Linear, check_shapes, leaky_relu, linear_shapes, log_softmax
+from nlpipe.models.neural_numpy import BiLSTMStack, Linear, check_shapes, leaky_relu, linear_shapes, log_softmax
 
 MASKED = -1e9  # arc scores of padding heads, as in the torch network
-
-
-class _LSTM:
-    """One direction of one ``nn.LSTM`` layer. Every gate is computed from one ``exp``:
-    ``sigmoid(x) = 1 / (1 + exp(-x))`` and ``tanh(x) = 2 sigmoid(2x) - 1``, with the factors -1 and -2
-    folded into the weights (exact in floating point) and the rows reordered to i, f, o, g."""
-
-    def __init__(self, p: Dict[str, np.ndarray], prefix: str):
-        w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
-        h = w_hh.shape[1]
-        order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
-        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(-1.0), np.float32(-2.0))[:, None]
-        self.w_ih = np.ascontiguousarray((w_ih[order] * scale).T)             # [in, 4H]
-        self.w_hh = np.ascontiguousarray((w_hh[order] * scale).T)             # [H, 4H]
-        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
-        self.h = h
-
-    def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``[b, T, in] -> [b, T, H]`` from zero states, for rows sorted longest first (``lengths
-        [b]``): the rows still running at a step are a prefix, and the recurrence skips the others
-        (their outputs stay 0)."""
-        b, n, _ = x.shape
-        h = self.h
-        real = np.arange(n)[None, :] < lengths[:, None]                         # [b, T]
-        xw = (x.reshape(b * n, -1) @ self.w_ih + self.bias).reshape(b, n, 4 * h)
-        out = np.zeros((b, n, h), dtype=np.float32)
-        state = np.zeros((b, h), dtype=np.float32)
-        cell = np.zeros((b, h), dtype=np.float32)
-        one, two = np.float32(1.0), np.float32(2.0)
-        with np.errstate(over="ignore"):                                        # exp -> inf: the gate is 0
-            for t, k in enumerate(real.sum(0)):
-                g = xw[:k, t] + state[:k] @ self.w_hh                          # [k, 4H]
-                np.exp(g, out=g)
-                g += one
-                np.reciprocal(g, out=g)                                        # sigmoid of i, f, o, 2g
-                u = g[:, 3 * h:]
-                u *= two
-                u -= one                                                       # tanh of g
-                c = cell[:k]
-                c *= g[:, h:2 * h]
-                c += g[:, :h] * u
-                state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
-        return out
-
-
-def reversal(lengths: np.ndarray, n: int) -> np.ndarray:
-    """Flat row indices ``[b * n]`` that reverse each row of a ``[b, n, d]`` array within its length
-    (padding stays put): ``x.reshape(b * n, d)[index]``."""
-    t = np.arange(n)[None, :]
-    return (np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t) + n * np.arange(len(lengths))[:, None]).ravel()
-
-
-def reverse_padded(x: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Reverse each sequence of ``x [b, T, d]`` within its length (``index``: :func:`reversal`)."""
-    return x.reshape(-1, x.shape[-1])[index].reshape(x.shape)
 
 
 def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
@@ -106,8 +51,7 @@ class BiaffineInference:
         self.affixes = p[e + "affixes.weight"].copy()
         self.affixes[0] = 0.0                                                  # padding_idx: never summed
         self.upos, self.xpos = p[e + "upos.weight"], p[e + "xpos.weight"]
-        layers = sorted({int(k.split(".")[3]) for k in p if k.startswith(e + "lstm.fwd.")})
-        self.lstm = [(_LSTM(p, f"{e}lstm.fwd.{i}."), _LSTM(p, f"{e}lstm.bwd.{i}.")) for i in layers]
+        self.lstm = BiLSTMStack(p, e + "lstm.")
         self.arc_dep, self.arc_head = Linear(p, "arc_dep.linear"), Linear(p, "arc_head.linear")
         self.rel_dep, self.rel_head = Linear(p, "rel_dep.linear"), Linear(p, "rel_head.linear")
         self.arc_w, self.arc_b = p["arc_w"], p["arc_b"]
@@ -121,19 +65,16 @@ class BiaffineInference:
         """Token states ``[b, N, 2H]`` from the id arrays (``lengths``: positions of each row, root included)."""
         x = np.concatenate([self.words[a["words"]], self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(2),
                             self.upos[a["upos"]], self.xpos[a["xpos"]]], -1)
-        order = np.argsort(-lengths, kind="stable")                            # longest first
-        x, lengths = x[order], lengths[order]
-        back = reversal(lengths, x.shape[1])
-        for fwd, bwd in self.lstm:
-            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, back), lengths), back)], -1)
-        return x[np.argsort(order, kind="stable")]
+        return self.lstm(x, lengths)
 
     def predict(self, a: Dict[str, np.ndarray], mask: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(heads, rels) [b, N]``: well-formed trees (one root dependent) and their labels."""
         lengths = mask.sum(1)
         h = self.encode(a, lengths)
         dep, head = leaky_relu(self.arc_dep(h)), leaky_relu(self.arc_head(h))
-        s_arc = (dep @ self.arc_w) @ head.transpose(0, 2, 1) + (head @ self.arc_b)[:, None, :]
+        b, n, a = dep.shape
+        dep_w = (dep.reshape(b * n, a) @ self.arc_w).reshape(b, n, a)
+        s_arc = dep_w @ head.transpose(0, 2, 1) + (head.reshape(b * n, a) @ self.arc_b).reshape(b, 1, n)
         log_p = log_softmax(np.where(mask[:, None, :], s_arc, np.float32(MASKED)))
         heads = log_p.argmax(-1)
         heads[:, 0] = 0

@@ -1,4 +1,4 @@
-"""The numpy building blocks of torch-free CPU inference: linear layers, activations, layer norm.
+"""The numpy building blocks of torch-free CPU inference: linear layers, LSTMs, activations, layer norm.
 
 Each takes the arrays of a saved torch state (float32) and computes what the torch layer computes in
 eval mode; the models that use them (:mod:`nlpipe.models.lisa_numpy`,
@@ -25,6 +25,79 @@ class Linear:
         if self.bias is not None:
             y += self.bias
         return y.reshape(*x.shape[:-1], y.shape[-1])
+
+
+class LSTM:
+    """One direction of one ``nn.LSTM`` layer. Every gate is computed from one ``exp``:
+    ``sigmoid(x) = 1 / (1 + exp(-x))`` and ``tanh(x) = 2 sigmoid(2x) - 1``, with the factors -1 and -2
+    folded into the weights (exact in floating point) and the rows reordered to i, f, o, g."""
+
+    def __init__(self, p: Dict[str, np.ndarray], prefix: str):
+        w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
+        h = w_hh.shape[1]
+        order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
+        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(-1.0), np.float32(-2.0))[:, None]
+        self.w_ih = np.ascontiguousarray((w_ih[order] * scale).T)             # [in, 4H]
+        self.w_hh = np.ascontiguousarray((w_hh[order] * scale).T)             # [H, 4H]
+        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
+        self.h = h
+
+    def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """``[b, T, in] -> [b, T, H]`` from zero states, for rows sorted longest first (``lengths
+        [b]``): the rows still running at a step are a prefix, and the recurrence skips the others
+        (their outputs stay 0)."""
+        b, n, _ = x.shape
+        h = self.h
+        real = np.arange(n)[None, :] < lengths[:, None]                         # [b, T]
+        xw = (x.reshape(b * n, -1) @ self.w_ih + self.bias).reshape(b, n, 4 * h)
+        out = np.zeros((b, n, h), dtype=np.float32)
+        state = np.zeros((b, h), dtype=np.float32)
+        cell = np.zeros((b, h), dtype=np.float32)
+        one, two = np.float32(1.0), np.float32(2.0)
+        with np.errstate(over="ignore"):                                        # exp -> inf: the gate is 0
+            for t, k in enumerate(real.sum(0)):
+                g = xw[:k, t] + state[:k] @ self.w_hh                          # [k, 4H]
+                np.exp(g, out=g)
+                g += one
+                np.reciprocal(g, out=g)                                        # sigmoid of i, f, o, 2g
+                u = g[:, 3 * h:]
+                u *= two
+                u -= one                                                       # tanh of g
+                c = cell[:k]
+                c *= g[:, h:2 * h]
+                c += g[:, :h] * u
+                state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
+        return out
+
+
+def reversal(lengths: np.ndarray, n: int) -> np.ndarray:
+    """Flat row indices ``[b * n]`` that reverse each row of a ``[b, n, d]`` array within its length
+    (padding stays put): ``x.reshape(b * n, d)[index]``."""
+    t = np.arange(n)[None, :]
+    return (np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t) + n * np.arange(len(lengths))[:, None]).ravel()
+
+
+def reverse_padded(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Reverse each sequence of ``x [b, T, d]`` within its length (``index``: :func:`reversal`)."""
+    return x.reshape(-1, x.shape[-1])[index].reshape(x.shape)
+
+
+class BiLSTMStack:
+    """The stacked BiLSTM of :class:`nlpipe.nn.parser_encoder.BiLSTMStack` from its saved arrays
+    (``<prefix>fwd.<i>.*``, ``<prefix>bwd.<i>.*``): ``x [b, T, in]`` and ``lengths [b]`` ->
+    ``[b, T, 2H]``, padding positions 0 on the way in and out of each layer."""
+
+    def __init__(self, p: Dict[str, np.ndarray], prefix: str):
+        layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
+        self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
+
+    def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        order = np.argsort(-lengths, kind="stable")                            # longest first
+        x, lengths = x[order], lengths[order]
+        back = reversal(lengths, x.shape[1])
+        for fwd, bwd in self.layers:
+            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, back), lengths), back)], -1)
+        return x[np.argsort(order, kind="stable")]
 
 
 def leaky_relu(x: np.ndarray, slope: float = 0.1) -> np.ndarray:
