@@ -32,6 +32,10 @@ ARCHS: Dict[str, str] = {
     "lisa.v1": "nlpipe.stages.srl:load",
 }
 
+# architectures whose stage writes confidences in MISC when loaded with ``probs=True`` (``--probs``);
+# the others have none: a single-stage command refuses the flag, ``annotate --probs`` runs them without
+CONFIDENCES = frozenset({"char-segmenter.v1", "dfs-tagger.v1", "idcnn.v1", "bilstm.v1", "biaffine.v1", "lisa.v1"})
+
 # stage -> "module:function" that checks a stage's input without its model, so that a wrong input is
 # refused before the model loads; the function takes (sentences, **options) and raises an InputError.
 INPUT_CHECKS: Dict[str, str] = {
@@ -150,11 +154,30 @@ def load_stage(stage: str, model: Optional[str] = None, **options: Any) -> Any:
     if target is None:
         raise ModelError(f"{model_dir}: unknown architecture '{config['arch']}' for this nlpipe version")
     module, func = target.split(":")
+    if options.get("probs") and config["arch"] not in CONFIDENCES:
+        raise _no_confidences(stage, model_dir, config["arch"])
     loader = getattr(importlib.import_module(module), func)
     # the loader sees which stage is asked for (a model with "also_stages" serves several)
     loaded = loader(model_dir, dict(config, stage=stage), **options)
     loaded.language = config["language"]   # whoever holds the stage can tell what language it expects
     return loaded
+
+
+def gives_probs(stage: str, model: Optional[str] = None) -> bool:
+    """Whether ``stage``'s model (see :func:`resolve_model`) writes confidences with ``--probs``."""
+    return read_config(resolve_model(stage, model), stage)["arch"] in CONFIDENCES
+
+
+def check_probs(stage: str, model: Optional[str] = None) -> None:
+    """Refuse ``--probs`` for a model that gives no confidences (a single-stage command)."""
+    model_dir = resolve_model(stage, model)
+    arch = read_config(model_dir, stage)["arch"]
+    if arch not in CONFIDENCES:
+        raise _no_confidences(stage, model_dir, arch)
+
+
+def _no_confidences(stage: str, model_dir: Path, arch: str) -> NlpipeError:
+    return NlpipeError(f"--probs: the {stage} model {model_dir.name} ({arch}) gives no confidences; leave --probs out")
 
 
 def check_stage_input(stage: str, sentences: Sequence[Any], **options: Any) -> None:

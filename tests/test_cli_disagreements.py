@@ -144,20 +144,3 @@ def test_the_progress_rate_starts_after_loading():
     now[0] = 8.0
     p.update(10, 200)
     assert p.line(now[0]) == "annotate: 10 sentences, 200 tokens, 100 tokens/s"
-
-
-def test_annotate_probs_writes_what_the_filters_probs_write(tmp_path):
-    import subprocess
-    import sys
-
-    src = tmp_path / "a.txt"
-    src.write_text("Mary met John in Paris.\n", encoding="utf-8")
-    r = run_cli("annotate", "--stages", "tokenize,pos,parse,ner", "--probs", str(src))
-    assert r.returncode == 0, r.stderr
-    out = r.stdout.decode("utf-8")
-    assert out.count("HeadProb=") == 6 and out.count("NEProb=") == 6
-    nl = f"{sys.executable} -m nlpipe.cli"
-    pipe = subprocess.run(f"{nl} tokenize {src} | {nl} pos | {nl} parse --probs | {nl} ner --probs", shell=True,
-                          capture_output=True, timeout=600)
-    assert pipe.returncode == 0, pipe.stderr
-    assert pipe.stdout == r.stdout

@@ -43,8 +43,10 @@ def model_map(models: tuple) -> Dict[str, str]:
 @O.INPUT_MODE
 @O.OUTPUT_FORMAT
 @click.option("--probs", is_flag=True,
-              help="Also write the confidences of the stages that give them, as their filters' --probs do "
-                   "(parse: MISC HeadProb=, ner: NEProb=; the other stages give none yet).")
+              help="Also write the confidences of the stages that give them, as their own --probs do "
+                   "(MISC SentEndProb=, UPOSProb=, XPOSProb=, LemmaProb=, HeadProb=, NEProb=, PredProb=); a "
+                   "stage whose model gives none (rule tokenizer, transition parser) runs without, with a "
+                   "warning.")
 @click.option("--overwrite", is_flag=True,
               help="With -o DIR: annotate inputs whose output file exists again (default: not redone).")
 @O.JOBS

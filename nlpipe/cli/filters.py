@@ -24,13 +24,15 @@ from nlpipe.errors import NlpipeError
 @O.OUTPUT_FORMAT
 @click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
               show_default=True, help="What to do with bytes that are not UTF-8.")
+@O.probs("the probability that each sentence ends where it does, as MISC SentEndProb= on its last token "
+         "(trained tokenizer, raw text; 1 at a paragraph's end)")
 def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], input_mode: str,
-             output_format: str, encoding_errors: str) -> None:
+             output_format: str, encoding_errors: str, probs: bool) -> None:
     """Split raw text into sentences and tokens (CoNLL-U out; CoNLL-U in is written as it is)."""
     from nlpipe.runtime.pipeline import run_tokenize
 
     run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors, mode=input_mode,
-                 output_format=output_format)
+                 output_format=output_format, probs=probs)
 
 
 def _stage_command(stage: str, help_text: str, *options: Callable, batch: Optional[int] = None) -> click.Command:
@@ -54,9 +56,13 @@ def _stage_command(stage: str, help_text: str, *options: Callable, batch: Option
 # mean fewer rounds (en_ewt test: 10% less CPU at 4096 sentences than at 256)
 pos = _stage_command("pos", "Tag UPOS and XPOS, and FEATS and LEMMA where the model has them (CoNLL-U in, "
                             "CoNLL-U out).", O.MARGIN, O.CHECKPOINTS, O.FIRST_MARGIN, O.FIRST_CHECKPOINTS,
+                     O.probs("the probabilities of each word's UPOS and XPOS as MISC UPOSProb= and XPOSProb=, and "
+                             "of a lemma the rule classifier chose as LemmaProb= (a lemma from the lexicon has none)"),
                      batch=4096)
-ner = _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.", O.probs("NEProb"))
-predicates = _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.")
+ner = _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.",
+                     O.probs("each word's probability of its entity tag as MISC NEProb="))
+predicates = _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.",
+                            O.probs("each predicate's probability as MISC PredProb="))
 srl = _stage_command(
     "srl", "Label semantic roles as MISC SRL=<pred-id>:<role> (predicts predicates first when the input has "
            "no Pred=).",
@@ -64,7 +70,9 @@ srl = _stage_command(
                  help="Use the input's HEAD column (e.g. from 'nlpipe parse', or gold) as the syntactic "
                       "attention head instead of the model's own parse."),
     click.option("--predicates-from-input", is_flag=True,
-                 help="Label the predicates marked Pred= in the input instead of predicting them."))
+                 help="Label the predicates marked Pred= in the input instead of predicting them."),
+    O.probs("the probability of each predicate it predicts as MISC PredProb= (those of the input keep "
+            "theirs)"))
 
 
 @click.command(name="parse")
@@ -75,7 +83,7 @@ srl = _stage_command(
 @click.option("--parser", type=click.Choice(["biaffine", "transition"]), default="biaffine", show_default=True,
               help="Which shipped parser to use when --model is not given.")
 @click.option("--projective", is_flag=True, help="Projective trees (Eisner) instead of Chu-Liu-Edmonds.")
-@O.probs("HeadProb")
+@O.probs("each word's probability of its head as MISC HeadProb= (biaffine parser)")
 @O.MARGIN
 @O.OUTPUT_FORMAT
 @click.option("--keep-feats", is_flag=True,

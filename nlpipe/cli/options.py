@@ -58,8 +58,9 @@ BATCH = click.option("--batch", type=int, default=1024, show_default=True, metav
                      help="Sentences per chunk handed to the stages (and to a worker).")
 
 
-def probs(column: str) -> Decorator:
-    return click.option("--probs", is_flag=True, help=f"Also write each word's probability as MISC {column}=.")
+def probs(what: str) -> Decorator:
+    """``--probs``: ``what`` says which confidences the command writes (MISC keys)."""
+    return click.option("--probs", is_flag=True, help=f"Also write {what}.")
 
 
 # Dynamic feature selection at run time (pos, transition parser); in `nlpipe train` the same names

@@ -365,6 +365,12 @@ def misc_set(misc: str, key: str, value: Optional[str]) -> str:
     return "|".join(out) if out else "_"
 
 
+def misc_prob(misc: str, key: str, p: float) -> str:
+    """Return MISC with the confidence ``key`` (``HeadProb``, ``UPOSProb`` ...) set to the probability
+    ``p``, written with three decimals as every stage's ``--probs`` writes it."""
+    return misc_set(misc, key, f"{p:.3f}")
+
+
 # --------------------------------------------------------------------------------------------
 # Reading
 

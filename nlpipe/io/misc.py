@@ -9,8 +9,8 @@
 Words are addressed by their position in :attr:`Sentence.words` (0-based); ``SRL=`` refers to
 predicates by word ID (position + 1). A malformed entry is an :class:`InputError` naming the file and
 line. :class:`Frame` is a predicate with its spans, the form the corpus readers and converters use.
-Generic ``Key=Value`` entries are read and written by :func:`misc_get` / :func:`misc_set`, which
-live in :mod:`nlpipe.io.conllu` (its ``Sentence.text`` reads ``SpaceAfter``) and are re-exported here.
+Generic ``Key=Value`` entries are read and written by :func:`misc_get` / :func:`misc_set` (and a
+confidence by :func:`misc_prob`), which live in :mod:`nlpipe.io.conllu` (its ``Sentence.text`` reads ``SpaceAfter``) and are re-exported here.
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from nlpipe.errors import STAGE_INPUT, InputError
-from nlpipe.io.conllu import FORM, LEMMA, MISC, Sentence, misc_get, misc_set, srl_entries
+from nlpipe.io.conllu import FORM, LEMMA, MISC, Sentence, misc_get, misc_prob, misc_set, srl_entries
 from nlpipe.io.inputs import number, shown
 from nlpipe.tags import Span, is_tag, spans, spans_to_bio
 
-__all__ = ["misc_get", "misc_set", "ne_tags", "set_ne_tags", "predicates", "set_predicates", "srl_tags",
+__all__ = ["misc_get", "misc_set", "misc_prob", "ne_tags", "set_ne_tags", "predicates", "set_predicates", "srl_tags",
            "set_srl_tags", "Frame", "frames_to_misc", "frames_from_misc", "NO_SENSE"]
 
 NO_SENSE = "Y"  # the Pred= value of a predicate without a roleset

@@ -34,7 +34,8 @@ def _due(margin: Optional[float], step: int, k: int, test: Sequence[bool]) -> bo
 
 def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Optional[float] = None,
         limit: Optional[int] = None, checkpoints: Optional[Sequence[int]] = None,
-        first: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+        first: Optional[np.ndarray] = None, label_scores: Optional[np.ndarray] = None
+        ) -> Tuple[np.ndarray, np.ndarray]:
     """Label ids [num_tokens] and templates used per token for a batch in ``layout``.
 
     ``limit`` uses only the first ``limit`` templates (a fixed prefix); ``margin=None`` always
@@ -44,6 +45,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
     without testing); None tests after every template (exact dynamic feature selection).
     ``first``: the label ids a first tagging pass predicted, in the padded layout (padding =
     ``model.first_size``); needed by the second pass of a two-pass tagger (``ptag`` templates).
+    ``label_scores``: a [num_tokens, num_labels] float32 array that receives, row by row, the label
+    scores each token's label was chosen from (the prefix sum where it stopped: its argmax).
     """
     k = len(model.templates) if limit is None else min(limit, len(model.templates))
     test = np.ones(k + 1, dtype=bool)
@@ -90,6 +93,7 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         tact = np.arange(len(ta))
         tpred = np.zeros(len(ta), dtype=np.int64)
         tused = np.zeros(len(ta), dtype=np.int32)
+        tscores = None if label_scores is None else np.zeros((len(ta), L), dtype=np.float32)
         # a word's dictionary restriction is part of every prefix's score: it opens the sum
         su: Optional[np.ndarray] = None if masks is None else np.take(masks, dictionary.sets(ta[:, LOWER]), axis=0)
         for step, j in enumerate(block):
@@ -99,6 +103,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                 if fin.any():
                     tpred[tact[fin]] = arg[fin]
                     tused[tact[fin]] = step + 1
+                    if tscores is not None:
+                        tscores[tact[fin]] = su[fin]
                     keep = ~fin
                     kept = np.flatnonzero(keep)
                     tact, su = tact[kept], np.take(su, kept, axis=0)
@@ -107,6 +113,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
             done = np.flatnonzero(tu > 0)
             pred[done] = tpred[type_of[done]]
             used[done] = tu[done]
+            if label_scores is not None:
+                label_scores[done] = tscores[type_of[done]]
             tags[g[done]] = pred[done]
             act = np.flatnonzero(tu == 0)
             ga = g[act]
@@ -122,8 +130,11 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         grouped = _grouped_lead(model, rest, test, k, atoms, tags, ga, first, margin,
                                 None if tset is None else (tset[act], masks))
         if grouped is not None:
-            c1, fin, arg, s = grouped
+            c1, fin, arg, gs, inv = grouped
+            s = np.take(gs, inv[~fin], axis=0)
             done = act[fin]
+            if label_scores is not None:
+                label_scores[done] = np.take(gs, inv[fin], axis=0)
             pred[done] = arg[fin]
             used[done] = c1
             tags[ga[fin]] = arg[fin]
@@ -142,6 +153,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                 done = act[fin]
                 p = arg[fin]
                 pred[done] = p
+                if label_scores is not None:
+                    label_scores[done] = s[fin]
                 used[done] = step + 1
                 tags[ga[fin]] = p
                 keep = ~fin
@@ -153,6 +166,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         s = np.zeros((len(act), L), dtype=np.float32)
     if not phase2:
         pred[act] = s.argmax(axis=1)
+        if label_scores is not None:
+            label_scores[act] = s
         used[act] = len(phase1)
         return pred, used
 
@@ -194,6 +209,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
                     done = a[fin]
                     p = arg[fin]
                     pred[done] = p
+                    if label_scores is not None:
+                        label_scores[done] = s[fin]
                     used[done] = len(phase1) + step + 1
                     tags[ga[fin]] = p
                     final[ga[fin]] = True
@@ -205,6 +222,8 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
         if len(a):
             p = s.argmax(axis=1)
             pred[a] = p
+            if label_scores is not None:
+                label_scores[a] = s
             used[a] = k
             tags[ga] = p
             final[ga] = True
@@ -214,14 +233,15 @@ def tag(model: TemplatedModel, layout: Layout, atoms: np.ndarray, margin: Option
 def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: int, atoms: np.ndarray,
                   tags: np.ndarray, ga: np.ndarray, first: Optional[np.ndarray], margin: float,
                   restrict: Optional[Tuple[np.ndarray, np.ndarray]] = None
-                  ) -> Optional[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+                  ) -> Optional[Tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The templates up to the first checkpoint, scored once per distinct combination of their
     weight rows when the combinations are few (e.g. the first-pass tag templates that open a second
     pass: a token's scores there depend only on the tags around it). ``restrict``: the tokens'
     dictionary sets and the mask of each set, part of the combination.
 
-    Returns (templates used, tokens whose margin holds, their argmax, the scores of the others), or
-    None when the per-token loop is as cheap (no checkpoint in reach, or most combinations distinct).
+    Returns (templates used, tokens whose margin holds, every token's argmax, the scores of each
+    combination, each token's combination), or None when the per-token loop is as cheap (no
+    checkpoint in reach, or most combinations distinct).
     """
     c1 = next((c for c in range(1, len(rest) + 1) if test[c]), 0)
     if c1 == 0 or c1 >= k:
@@ -250,8 +270,7 @@ def _grouped_lead(model: TemplatedModel, rest: List[int], test: np.ndarray, k: i
     for j, r in zip(lead[1:], rows[1:]):
         model.add(j, r[rep], gs)
     gfin, garg = margin_stops(gs, margin)
-    fin = gfin[inv]
-    return c1, fin, garg[inv], np.take(gs, inv[~fin], axis=0)
+    return c1, gfin[inv], garg[inv], gs, inv
 
 
 def tag_sentences(model: TemplatedModel, sentences: List[List[str]], margin: Optional[float] = None,

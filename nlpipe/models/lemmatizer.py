@@ -25,6 +25,7 @@ from nlpipe.io.model_dir import model_errors, read_json, write_json
 from nlpipe.linear.attributes import Attributes
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout
+from nlpipe.models.neural_numpy import softmax
 
 SEP = "\t"
 LEXICON_FILE = "lexicon.json"
@@ -246,6 +247,46 @@ class Lemmatizer:
         for i in left:
             out[i] = chosen[(forms[i], tag_list[i])]
         return out  # type: ignore[return-value]
+
+    def probabilities(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
+                      first: np.ndarray, lemmas: Sequence[str], scale: float = 1.0) -> List[Optional[float]]:
+        """The classifier's probability of each token's ``lemmas`` (what :meth:`lemmatize` gave, same
+        arguments); None for a lemma from the lexicon (it has no score) or a form no rule applies to.
+
+        A softmax of ``scale`` times the scores of the rules that apply to the form (the known-lemma
+        bonus added as :meth:`choose` adds it, so the chosen rule is the most probable); a lemma's
+        probability sums those of the rules that make it."""
+        out: List[Optional[float]] = [None] * len(forms)
+        for i, (sc, made) in self.rule_choices(forms, tags, layout, atoms, first).items():
+            p = softmax(scale * sc)
+            out[i] = float(p[[m == lemmas[i] for m in made]].sum())
+        return out
+
+    def rule_choices(self, forms: Sequence[str], tags: np.ndarray, layout: Layout, atoms: np.ndarray,
+                     first: np.ndarray) -> Dict[int, Tuple[np.ndarray, List[str]]]:
+        """Token -> (the scores [C] :meth:`choose` compares, bonus included, of the C rules that apply
+        to its form, the lemma each makes), for the tokens the lexicon does not know and some rule
+        applies to (arguments as :meth:`lemmatize`)."""
+        tag_list = tags.tolist()
+        left = [i for i, (f, t) in enumerate(zip(forms, tag_list)) if self.lookup(f, t) is None]
+        out: Dict[int, Tuple[np.ndarray, List[str]]] = {}
+        if not left:
+            return out
+        for i, row in zip(left, self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)):
+            form = forms[i]
+            ids = self.candidates(form)
+            if not len(ids):
+                continue
+            sc = row[ids]
+            low = form.lower()
+            made = [_apply(form, low, self._parsed[r]) or form for r in ids.tolist()]
+            top = np.argsort(-sc)[:TOP] if len(ids) > 1 else np.arange(1)
+            sc = sc.astype(np.float64)
+            for k in top.tolist():
+                if made[k].lower() in self.known:
+                    sc[k] += self.known_bonus
+            out[i] = (sc, made)
+        return out
 
     def scores(self, g: np.ndarray, atoms: np.ndarray, first: np.ndarray) -> np.ndarray:
         """Rule scores [len(g), num_rules] of the tokens at padded positions ``g`` (all templates)."""

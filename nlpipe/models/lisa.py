@@ -173,24 +173,29 @@ class LisaModel:
                 for k, v in self.arrays(examples, gold, heads).items()}
 
     def predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
-                viterbi: bool = True, threads: int = 0) -> List[Tuple[List[int], List[List[str]]]]:
-        """``(predicate positions, BIO role tags per predicate)`` for each example (one batch);
+                viterbi: bool = True, threads: int = 0, probs: bool = False
+                ) -> List[Tuple[List[int], List[List[str]], Optional[List[float]]]]:
+        """``(predicate positions, BIO role tags per predicate, each predicate's probability)`` for
+        each example (one batch); the probabilities only with ``probs`` and predicted predicates
+        (else None): the tagger's probability mass on the joint tags that mark a predicate.
         ``threads`` > 0 runs a torch network with that many torch threads (restored afterwards)."""
+        probs = probs and not given_preds
         if self.inference is not None:
-            preds, flat, scores = self._scores_numpy(examples, given_heads, given_preds)
+            preds, flat, scores, pred_p = self._scores_numpy(examples, given_heads, given_preds, probs)
         else:
             torch = self.torch
             previous = torch.get_num_threads()
             if threads > 0 and threads != previous:
                 torch.set_num_threads(threads)
             try:
-                preds, flat, scores = self._scores_torch(examples, given_heads, given_preds)
+                preds, flat, scores, pred_p = self._scores_torch(examples, given_heads, given_preds, probs)
             finally:
                 if torch.get_num_threads() != previous:
                     torch.set_num_threads(previous)
+        chosen = [None if pred_p is None else pred_p[i, p].tolist() for i, p in enumerate(preds)]
         if not flat:
-            return [(p, []) for p in preds]
-        return self._decode(examples, preds, flat, scores, viterbi)
+            return [(p, [], c) for p, c in zip(preds, chosen)]
+        return [(p, roles, c) for (p, roles), c in zip(self._decode(examples, preds, flat, scores, viterbi), chosen)]
 
     def _predicates(self, examples: Sequence[Example], given_preds: bool, tags: Any, mask: np.ndarray
                     ) -> Tuple[List[List[int]], List[Tuple[int, int]]]:
@@ -203,22 +208,24 @@ class LisaModel:
             preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
         return preds, [(i, p) for i, ps in enumerate(preds) for p in ps]
 
-    def _scores_numpy(self, examples: Sequence[Example], given_heads: bool, given_preds: bool
-                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray]:
-        """Predicates and role log-probabilities ``[P, T, n_roles]``, by the numpy network."""
-        from nlpipe.models.neural_numpy import log_softmax
+    def _scores_numpy(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, probs: bool = False
+                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray, Optional[np.ndarray]]:
+        """Predicates, role log-probabilities ``[P, T, n_roles]`` and, with ``probs``, every word's
+        probability of being a predicate ``[b, T]``, by the numpy network."""
+        from nlpipe.models.neural_numpy import log_softmax, softmax
 
         assert self.inference is not None
         a = self.arrays(examples, heads=given_heads)
         states, tags = self.inference.encode(a["words"], a["shapes"], a["mask"], a.get("heads"))
         preds, flat = self._predicates(examples, given_preds, tags.argmax(-1) if not given_preds else None, a["mask"])
+        pred_p = (softmax(tags) * self.is_pred).sum(-1) if probs else None
         if not flat:
-            return preds, flat, np.zeros((0, 0, len(self.roles)))
-        return preds, flat, log_softmax(self.inference.role_scores(states, np.array(flat, dtype=np.int64)))
+            return preds, flat, np.zeros((0, 0, len(self.roles))), pred_p
+        return preds, flat, log_softmax(self.inference.role_scores(states, np.array(flat, dtype=np.int64))), pred_p
 
-    def _scores_torch(self, examples: Sequence[Example], given_heads: bool, given_preds: bool
-                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray]:
-        """Predicates and role log-probabilities ``[P, T, n_roles]``, by the torch network."""
+    def _scores_torch(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, probs: bool = False
+                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray, Optional[np.ndarray]]:
+        """As :meth:`_scores_numpy`, by the torch network."""
         torch = self.torch
         self.net.eval()
         with torch.no_grad():
@@ -227,10 +234,14 @@ class LisaModel:
             out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"))
             tags = None if given_preds else out["tags"].argmax(-1).cpu().numpy()
             preds, flat = self._predicates(examples, given_preds, tags, mask.cpu().numpy())
+            pred_p = None
+            if probs:
+                is_pred = torch.from_numpy(self.is_pred).to(self.device)
+                pred_p = out["tags"].softmax(-1)[..., is_pred].sum(-1).cpu().numpy()
             if not flat:
-                return preds, flat, np.zeros((0, 0, len(self.roles)))
+                return preds, flat, np.zeros((0, 0, len(self.roles))), pred_p
             idx = torch.tensor(flat, dtype=torch.long, device=self.device)
-            return preds, flat, self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy()
+            return preds, flat, self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy(), pred_p
 
     def _decode(self, examples: Sequence[Example], preds: List[List[int]], flat: List[Tuple[int, int]],
                 scores: np.ndarray, viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.conllu import DEPS, HEAD, ID, Sentence
 from nlpipe.io.model_dir import UNDETERMINED
-from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, load_stage, model_language, resolve_model
+from nlpipe.registry import DEFAULT_MODELS, MODELS_DIR, STAGES, gives_probs, load_stage, model_language, resolve_model
 from nlpipe.stages.base import COLUMNS
 
 Warn = Callable[[str], None]
@@ -151,6 +151,20 @@ def chain_options(stage: str, spec: PipelineSpec) -> Dict[str, Any]:
     return {}
 
 
+def stage_options(stage: str, spec: PipelineSpec) -> Dict[str, Any]:
+    """The options ``stage`` is loaded with: the chain's (``probs`` only where its model gives
+    confidences, see :func:`without_probs`) and those of its place in the chain (:func:`chain_options`)."""
+    options = dict(spec.options)
+    if options.get("probs") and stage in without_probs([stage], spec.models):
+        del options["probs"]
+    return {**options, **chain_options(stage, spec)}
+
+
+def without_probs(stages: Iterable[str], models: Dict[str, str]) -> List[str]:
+    """The ``stages`` whose model gives no confidences (``annotate --probs`` runs them without)."""
+    return [s for s in stages if not gives_probs(s, models.get(s))]
+
+
 def shell_equivalent(spec: PipelineSpec) -> List[List[str]]:
     """The single-stage commands (``nlpipe`` arguments, tokenize excluded) whose shell pipe writes
     the same bytes as the chain: ``[["pos"], ["parse"], ["srl", "--parse-from-input"]]``."""
@@ -174,8 +188,7 @@ class Pipeline:
 
     @classmethod
     def load(cls, spec: PipelineSpec) -> "Pipeline":
-        annotators = [load_stage(s, spec.models.get(s), **spec.options, **chain_options(s, spec))
-                      for s in chain_stages(spec)]
+        annotators = [load_stage(s, spec.models.get(s), **stage_options(s, spec)) for s in chain_stages(spec)]
         return cls(annotators, spec.keep_existing, spec.skip_bad)
 
     @property

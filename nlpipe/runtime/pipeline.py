@@ -20,8 +20,8 @@ from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_out
 from nlpipe.io.render import FORMATS, Renderer
 from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.io.scripts import ScriptCheck
-from nlpipe.registry import check_stage_input, load_stage, model_language, resolve_model
-from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages
+from nlpipe.registry import check_probs, check_stage_input, load_stage, model_language, resolve_model
+from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages, stage_options, without_probs
 from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
 from nlpipe.runtime.progress import Progress
 from nlpipe.stages.base import usable_cpus
@@ -54,16 +54,18 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
-                 encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu") -> int:
+                 encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu",
+                 probs: bool = False) -> int:
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
-    CoNLL-U input is written as it is); return the number of sentences written."""
+    CoNLL-U input is written as it is); return the number of sentences written. ``probs``: MISC
+    ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text."""
     check_output(output, [input])
     check_input(input)
     src = Source(input, mode, encoding_errors)
     try:
         # CoNLL-U passes through untokenized; an empty input still loads (and so checks) the model
         passed = src.mode == "tokens" or (src.mode == "conllu" and not src.empty)
-        tokenizer = None if passed else load_tokenizer(model, method)
+        tokenizer = None if passed else load_tokenizer(model, method, **({"probs": True} if probs else {}))
         check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output, [input]) as out:
             return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
@@ -103,6 +105,8 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
     check_output(output, [input])
     check_format(output_format, output, skip_bad)
     check_input(input, nul=not skip_bad)
+    if options.get("probs"):
+        check_probs(stage, model)
     if not skip_bad:  # a wrong input is refused before the model loads
         try:
             check_stage_input(stage, first_sentences(input), **options)
@@ -308,7 +312,7 @@ class Annotator:
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._tokenizer = load_stage("tokenize", self.spec.models.get("tokenize"), **self.spec.options)
+            self._tokenizer = load_stage("tokenize", self.spec.models.get("tokenize"), **stage_options("tokenize", self.spec))
         return self._tokenizer
 
     def run(self, inputs: List[str], out: IO[str], progress: Progress, base: int = 0) -> Dict[str, int]:
@@ -394,6 +398,10 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
     inputs = inputs or ["-"]
     check_format(output_format, output, skip_bad)
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
+    if options.get("probs"):
+        for stage in without_probs(spec.stages, spec.models):
+            name = resolve_model(stage, spec.models.get(stage)).name
+            print_warning(f"--probs: the {stage} model {name} gives no confidences; {stage} runs without them")
     for s in spec.models:
         if s not in spec.stages:
             raise NlpipeError(f"--model {s}=...: stage {s} is not among the stages run ({','.join(spec.stages)})")

@@ -14,7 +14,7 @@ from nlpipe.io.conllu import Sentence
 from nlpipe.io.document import Document
 from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.registry import load_stage, model_language, pipeline_models, resolve_model
-from nlpipe.runtime.chain import Pipeline as Chain, PipelineSpec, plan_chain
+from nlpipe.runtime.chain import Pipeline as Chain, PipelineSpec, plan_chain, stage_options
 from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
 
 Models = Union[None, str, Mapping[str, str]]
@@ -67,7 +67,7 @@ class Pipeline:
         self._tokenizer = None
         if "tokenize" in names:
             self._tokenizer = (SpaceTokenizer() if input == "tokens" else
-                               load_stage("tokenize", chosen.get("tokenize"), **spec.options))
+                               load_stage("tokenize", chosen.get("tokenize"), **stage_options("tokenize", spec)))
 
     def __call__(self, text: str, name: str = "<string>") -> Document:
         """Annotate ``text``; ``name`` makes the sent_ids (``<name>-1`` ...; default ``string-1``)."""

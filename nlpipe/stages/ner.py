@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from nlpipe.io.conllu import MISC, Sentence
-from nlpipe.io.misc import misc_set, set_ne_tags
+from nlpipe.io.misc import misc_prob, set_ne_tags
 from nlpipe.decode import chain
 from nlpipe.tags import repair
 from nlpipe.errors import ModelError
@@ -185,7 +185,7 @@ class NERStage(Adapter, stage="ner"):
                     set_ne_tags(s, repair(unit_tags[a:a + n]))  # a document unit may be cut inside an entity
                     if self.probs:
                         for word, p in zip(s.words, unit_probs[a:a + n]):
-                            word[MISC] = misc_set(word[MISC], "NEProb", f"{p:.3f}")
+                            word[MISC] = misc_prob(word[MISC], "NEProb", p)
                     a += n
                     yield s
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from nlpipe.nn.batching import batch_tokens_for, length_batches
-from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_set
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, MISC, UPOS, XPOS, Sentence, misc_prob
 from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import BiaffineModel, Example, _example
@@ -95,7 +95,7 @@ class ParseStage(Adapter, stage="parse"):
                 w[HEAD] = str(heads[k])
                 w[DEPREL] = rels[k]
                 if probs is not None:
-                    w[MISC] = misc_set(w[MISC], "HeadProb", f"{probs[k]:.3f}")
+                    w[MISC] = misc_prob(w[MISC], "HeadProb", probs[k])
         refine_feats(self.tree_feats, [s for s, _ in parsed])
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:

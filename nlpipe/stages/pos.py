@@ -13,20 +13,25 @@ A model trained on a treebank with FEATS and LEMMA also writes them (``model.fea
 ``model.lemma`` in its config): a third linear pass predicts the whole FEATS string of every word
 from its attributes and the final POS tags around it (``ptag``), with its own margin
 (``feats_margin``), and a :class:`~nlpipe.models.lemmatizer.Lemmatizer` gives the lemma.
+
+With ``probs`` the stage also writes MISC ``UPOSProb``, ``XPOSProb`` (see :meth:`PosTagger.tag_probs`)
+and, for a lemma the rule classifier chose, ``LemmaProb`` (a lemma from the lexicon has none).
 """
 from __future__ import annotations
 
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, MISC, UPOS, XPOS, Sentence, misc_prob
 from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
+from nlpipe.linear.templates import Layout
 from nlpipe.models.lemmatizer import Lemmatizer
+from nlpipe.models.neural_numpy import softmax
 from nlpipe.stages.base import Adapter
 
 ARCH = "dfs-tagger.v1"
@@ -43,7 +48,8 @@ class PosTagger(Adapter, stage="pos"):
                  batch_sentences: int = BATCH_SENTENCES, checkpoints: Optional[str] = None,
                  second: Optional[TemplatedModel] = None, first_margin: Optional[float] = None,
                  first_checkpoints: Optional[str] = None, feats: Optional[TemplatedModel] = None,
-                 lemmatizer: Optional[Lemmatizer] = None, feats_margin: Optional[float] = None):
+                 lemmatizer: Optional[Lemmatizer] = None, feats_margin: Optional[float] = None,
+                 probs: bool = False, prob_scale: float = 1.0, lemma_prob_scale: float = 1.0):
         """``second``: the second pass's model (its labels are the ones written); ``limit`` cuts
         the first pass to its first ``limit`` templates and leaves the second pass out.
         ``feats``/``lemmatizer``: the morphology pass and the lemmatizer, which read the final POS
@@ -51,7 +57,8 @@ class PosTagger(Adapter, stage="pos"):
         margin (None or negative: every template), tested at the second pass's checkpoints.
         ``first_margin``/``first_checkpoints``: the first pass's own margin and schedule when
         there is a second pass (default: ``margin``/``checkpoints``; a negative margin: every
-        template)."""
+        template). ``probs``: also write the confidences of UPOS, XPOS and LEMMA in MISC, from the
+        scores of the tagger times ``prob_scale`` and of the lemma rules times ``lemma_prob_scale``."""
         self.model = model
         self.second = second if limit is None else None
         if self.second is not None:
@@ -73,6 +80,10 @@ class PosTagger(Adapter, stage="pos"):
                 self.first_checkpoints = checkpoint_schedule(first_checkpoints)
         self.batch_sentences = batch_sentences
         self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in out.labels]
+        self.probs, self.prob_scale, self.lemma_prob_scale = probs, float(prob_scale), float(lemma_prob_scale)
+        # the UPOS and the XPOS of each joint label, as ids [num_labels]: a tag's probability sums its pairs'
+        self._upos_ids, self._xpos_ids = (np.unique([pair[c] for pair in self._pairs], return_inverse=True)[1]
+                                          for c in (0, 1))
         self.feats, self.lemmatizer = feats, lemmatizer
         self.feats_margin = _margin(feats_margin)
         for m in (feats, None if lemmatizer is None else lemmatizer.rules):
@@ -98,24 +109,54 @@ class PosTagger(Adapter, stage="pos"):
             self.tag_batch(batch)
             yield from batch
 
-    def tag_batch(self, batch: List[Sentence]) -> None:
-        words = [w for s in batch for w in s.words]
-        forms = [w[FORM] for w in words]
-        lengths = [len(s.words) for s in batch]
+    def tag_probs(self, pred: np.ndarray, scores: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Probabilities [num_tokens] of the UPOS and of the XPOS of the chosen joint labels ``pred``
+        [num_tokens], from the label scores [num_tokens, num_labels] they were chosen from.
+
+        A softmax of the scores times :attr:`prob_scale` (hinge-trained scores are no logits: the scale
+        is fitted on dev data, see :mod:`nlpipe.train.calibrate`). Under dynamic feature selection a
+        word's scores are the prefix sum at which it stopped, the only one computed, and its label is
+        their argmax, so the written pair is always the most probable one. A tag's probability sums
+        those of the pairs that share it."""
+        p = softmax(self.prob_scale * scores)
+        upos = (p * (self._upos_ids == self._upos_ids[pred][:, None])).sum(axis=1)
+        xpos = (p * (self._xpos_ids == self._xpos_ids[pred][:, None])).sum(axis=1)
+        return upos, xpos
+
+    def tag_ids(self, forms: List[str], lengths: List[int], label_scores: Optional[np.ndarray] = None
+                ) -> Tuple[np.ndarray, np.ndarray, Layout, np.ndarray]:
+        """(joint label ids [num_tokens], templates used [num_tokens], the final pass's layout and
+        atoms) of the words ``forms`` of sentences of ``lengths``; ``label_scores`` [num_tokens,
+        num_labels] receives the final pass's scores (see :func:`~nlpipe.linear.dfs.tag`)."""
         layout, atoms = self.model.layout_flat(forms, lengths)
-        pred, used = tag(self.model, layout, atoms, self.first_margin, self.limit, self.first_checkpoints)
+        pred, used = tag(self.model, layout, atoms, self.first_margin, self.limit, self.first_checkpoints,
+                         label_scores=None if self.second is not None else label_scores)
         if self.second is not None:
             second = self.second
             if not self._same_attributes:
                 layout, atoms = second.layout_flat(forms, lengths)
             first = layout.scatter(self._to_second[pred], second.num_labels)
-            pred, used2 = tag(second, layout, atoms, self.margin, None, self.checkpoints, first=first)
+            pred, used2 = tag(second, layout, atoms, self.margin, None, self.checkpoints, first=first,
+                              label_scores=label_scores)
             used = used + used2
+        return pred, used, layout, atoms
+
+    def tag_batch(self, batch: List[Sentence]) -> None:
+        words = [w for s in batch for w in s.words]
+        forms = [w[FORM] for w in words]
+        out = self.second if self.second is not None else self.model
+        scores = np.empty((len(words), out.num_labels), dtype=np.float32) if self.probs else None
+        pred, used, layout, atoms = self.tag_ids(forms, [len(s.words) for s in batch], scores)
         for w, (upos, xpos) in zip(words, map(self._pairs.__getitem__, pred.tolist())):
             w[UPOS] = upos
             w[XPOS] = xpos
+        if scores is not None:
+            upos_p, xpos_p = self.tag_probs(pred, scores)
+            for w, pu, px in zip(words, upos_p.tolist(), xpos_p.tolist()):
+                w[MISC] = misc_prob(w[MISC], "UPOSProb", pu)
+                if w[XPOS] != "_":
+                    w[MISC] = misc_prob(w[MISC], "XPOSProb", px)
         if self.feats is not None or self.lemmatizer is not None:
-            out = self.second if self.second is not None else self.model
             tags = layout.scatter(pred, out.num_labels)      # the layout of the final pass
             if self.feats is not None:
                 fpred, _ = tag(self.feats, layout, atoms, self.feats_margin, None, self.checkpoints, first=tags)
@@ -123,8 +164,14 @@ class PosTagger(Adapter, stage="pos"):
                 for w, f in zip(words, fpred.tolist()):
                     w[FEATS] = labels[f]
             if self.lemmatizer is not None:
-                for w, lemma in zip(words, self.lemmatizer.lemmatize(forms, pred, layout, atoms, tags)):
+                lemmas = self.lemmatizer.lemmatize(forms, pred, layout, atoms, tags)
+                for w, lemma in zip(words, lemmas):
                     w[LEMMA] = lemma
+                if self.probs:
+                    for w, p in zip(words, self.lemmatizer.probabilities(forms, pred, layout, atoms, tags, lemmas,
+                                                                          self.lemma_prob_scale)):
+                        if p is not None:
+                            w[MISC] = misc_prob(w[MISC], "LemmaProb", p)
         self.templates_used += int(used.sum())
         self.tokens_tagged += len(pred)
 
@@ -136,11 +183,13 @@ def _margin(margin: Optional[float]) -> Optional[float]:
 
 def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
          device: Optional[str] = None, checkpoints: Optional[str] = None, first_margin: Optional[float] = None,
-         first_checkpoints: Optional[str] = None, feats_margin: Optional[float] = None, **_: Any) -> PosTagger:
+         first_checkpoints: Optional[str] = None, feats_margin: Optional[float] = None, probs: bool = False,
+         **_: Any) -> PosTagger:
     """Load the tagger; ``margin`` and ``checkpoints`` (a schedule, see
     :func:`~nlpipe.linear.dfs.checkpoint_schedule`), and ``first_margin``/``first_checkpoints`` for
     the first pass of a two-pass model, override the model's defaults (a setting given for both
-    passes also overrides the model's first-pass one); ``device`` is ignored (CPU only)."""
+    passes also overrides the model's first-pass one); ``probs``: see :class:`PosTagger`; ``device``
+    is ignored (CPU only)."""
     model = TemplatedModel.load(Path(model_dir))
     second = None
     second_dir = config.get("model", {}).get("second")
@@ -178,6 +227,7 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
     try:
         return PosTagger(model, margin, limit, checkpoints=checkpoints, second=second, first_margin=first_margin,
                          first_checkpoints=first_checkpoints, feats=feats, lemmatizer=lemmatizer,
-                         feats_margin=feats_margin)
+                         feats_margin=feats_margin, probs=probs, prob_scale=saved.get("prob_scale") or 1.0,
+                         lemma_prob_scale=saved.get("lemma_prob_scale") or 1.0)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None

@@ -2,7 +2,7 @@
 
 Reads FORM (and LEMMA for senses; HEAD with ``parse_from_input``; ``Pred=`` with
 ``predicates_from_input``); writes MISC ``Pred=`` (``predicates``) or ``Pred=`` and ``SRL=`` (``srl``),
-nothing else. Sentences are read in chunks, sorted by length and run in batches; role labels of all
+and with ``probs`` ``PredProb=`` on the predicates it predicts (not on those the input gives), nothing else. Sentences are read in chunks, sorted by length and run in batches; role labels of all
 predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
 
 A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.nn.batching import batch_tokens_for, length_batches
-from nlpipe.io.conllu import Sentence
+from nlpipe.io.conllu import MISC, Sentence, misc_prob, misc_set
 from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_predicates
 from nlpipe.tags import spans
 from nlpipe.errors import STAGE_INPUT
@@ -37,10 +37,10 @@ class SrlStage:
 
     def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
                  predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
-                 threads: int = 1, workers: Optional[int] = None):
+                 threads: int = 1, workers: Optional[int] = None, probs: bool = False):
         """``workers``: batches labelled at once in threads by the numpy network (default
         :func:`~nlpipe.stages.base.cpu_threads`); ``threads``: torch threads of a torch network."""
-        self.model, self.name, self.threads = model, name, threads
+        self.model, self.name, self.threads, self.probs = model, name, threads, probs
         self.workers = max(1, cpu_threads() if workers is None else workers) if model.inference is not None else 1
         self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
         self.columns = COLUMNS[name]
@@ -67,14 +67,19 @@ class SrlStage:
             examples = [example(s, STAGE_INPUT, heads=self.parse_from_input, predicates=given) for s in group]
             batches = length_batches([len(e.forms) for e in examples], self.batch_tokens)
             for batch, results in zip(batches, self._predict(examples, batches, given)):
-                for i, (preds, roles) in zip(batch, results):
+                for i, (preds, roles, pred_p) in zip(batch, results):
                     self._write(group[i], examples[i], preds, roles, given)
+                    if pred_p is not None:
+                        at = dict(zip(preds, pred_p))
+                        for k, w in enumerate(group[i].words):
+                            w[MISC] = misc_set(w[MISC], "PredProb", None) if k not in at else \
+                                misc_prob(w[MISC], "PredProb", at[k])
 
     def _predict(self, examples: List[Example], batches: List[List[int]], given: bool) -> Iterable[list]:
         """Results of every batch, in order, ``workers`` at once (:func:`~nlpipe.stages.base.map_batches`)."""
         def run(batch: List[int]) -> list:
             return self.model.predict([examples[i] for i in batch], self.parse_from_input, given, self.viterbi,
-                                      self.threads)
+                                      self.threads, self.probs)
 
         return map_batches(run, batches, self.workers)
 
@@ -105,7 +110,7 @@ def check_input(sentences: List[Sentence], parse_from_input: bool = False, **_: 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
          predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: Optional[int] = None,
-         threads: int = 1, workers: Optional[int] = None, **_: Any) -> SrlStage:
+         threads: int = 1, workers: Optional[int] = None, probs: bool = False, **_: Any) -> SrlStage:
     """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
 
     On the CPU the network runs in numpy, ``workers`` batches at once (see :class:`SrlStage`); on
@@ -120,7 +125,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
                     predicates_from_input=predicates_from_input, viterbi=viterbi,
                     batch_tokens=batch_tokens_for(device, batch_tokens),
-                    threads=threads, workers=workers)
+                    threads=threads, workers=workers, probs=probs)
 
 
 # ---------------------------------------------------------------------------------------------

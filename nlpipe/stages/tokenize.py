@@ -23,7 +23,7 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, 
 
 import numpy as np
 
-from nlpipe.io.conllu import Sentence
+from nlpipe.io.conllu import MISC, Sentence, misc_prob
 from nlpipe.io.inputs import content_lines
 from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_arrays, read_json
@@ -32,8 +32,9 @@ from nlpipe.models.rules_tokenizer import SentenceSplitter, Token, WordTokenizer
 # Line-break characters other tools may split lines on; they must not appear in a `# text` comment.
 _LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
 
-# One sentence of a paragraph: (start, end, tokens); offsets index the paragraph text.
-SentenceSpan = Tuple[int, int, List[Token]]
+# One sentence of a paragraph: (start, end, tokens); offsets index the paragraph text. A trained
+# tokenizer with ``probs`` adds a fourth item: the probability that the sentence ends there.
+SentenceSpan = Tuple[Any, ...]
 
 
 # How raw text is cut (``--input``): ``raw`` finds sentences and tokens; ``sentences`` takes each line
@@ -76,7 +77,7 @@ class Tokenizer:
             units = self._lines_as_sentences(_lines(stream, name))
         for text, spans, new_paragraph in units:
             first = new_paragraph
-            for start, end, tokens in spans:
+            for start, end, tokens, *end_prob in spans:
                 n += 1
                 comments = []
                 if n == 1:
@@ -86,7 +87,11 @@ class Tokenizer:
                     first = False
                 comments.append(f"# sent_id = {doc}-{n}")
                 comments.append("# text = " + text[start:end].translate(_LINE_BREAKS))
-                yield Sentence(comments, _rows(text, tokens))
+                rows = _rows(text, tokens)
+                if end_prob:
+                    last = _last_token_row(rows)
+                    last[MISC] = misc_prob(last[MISC], "SentEndProb", end_prob[0])
+                yield Sentence(comments, rows)
 
     def _lines_as_sentences(self, lines: Iterable[Tuple[str, bool]]
                             ) -> Iterator[Tuple[str, List[SentenceSpan], bool]]:
@@ -100,7 +105,7 @@ class Tokenizer:
                 yield line
 
         for text, spans in self.segment(texts()):
-            tokens = [t for _, _, sentence in spans for t in sentence]
+            tokens = [t for span in spans for t in span[2]]
             yield text, ([(tokens[0][0], tokens[-1][1], tokens)] if tokens else []), starts.popleft()
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
@@ -137,6 +142,15 @@ class SpaceTokenizer(Tokenizer):
 
 
 _NON_SPACE = re.compile(r"\S+")
+
+
+def _last_token_row(rows: List[List[str]]) -> List[str]:
+    """The row of the last token: its multiword range line, if it has one (MISC of a token goes there)."""
+    last = rows[-1]
+    for r in reversed(rows):
+        if "-" in r[0]:
+            return r if r[0].split("-")[1] == last[0] else last
+    return last
 
 
 def _rows(text: str, tokens: Sequence[Token]) -> List[List[str]]:
@@ -246,6 +260,8 @@ class TrainedTokenizer(Tokenizer):
     :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
     With ``spaces`` (a model trained on tokens that contain a space, French ``500 000``) a single plain
     space between two non-space characters ends the token before it only where the model says so.
+    ``probs``: each sentence of raw text (not of a paragraph cut in windows) also gets MISC
+    ``SentEndProb`` on its last token (see :meth:`end_probs`).
     """
 
     BATCH_CHARS = 16384
@@ -257,7 +273,8 @@ class TrainedTokenizer(Tokenizer):
     CONTEXT = 1024
 
     def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
-                 threshold: float = 0.0, spaces: bool = False):
+                 threshold: float = 0.0, spaces: bool = False, probs: bool = False):
+        self.probs = probs
         self.net = net
         self.vocab = vocab
         self.multiwords = multiwords
@@ -283,6 +300,14 @@ class TrainedTokenizer(Tokenizer):
         if batch:
             yield from self._segment_batch(batch)
 
+    def end_probs(self, scores: np.ndarray, forced: np.ndarray) -> np.ndarray:
+        """Probabilities [n] that a sentence ends at n token ends, from their character scores [n, 3]
+        (inside, token end, sentence end): P(sentence end | token end), with the tuned threshold as a
+        bias, so that it is above 0.5 exactly where the model ends a sentence; 1 where the end is
+        ``forced`` [n] (the end of a paragraph)."""
+        p = 1.0 / (1.0 + np.exp(-(scores[:, 2] - scores[:, 1] - self.threshold).astype(np.float64)))
+        return np.where(forced, 1.0, p)
+
     def _segment_long(self, text: str) -> Iterator[SentenceSpan]:
         """The sentences of one long paragraph, window by window (see :attr:`LONG_CHARS`)."""
         pos = 0  # the next sentence starts at the first token from here on
@@ -294,7 +319,8 @@ class TrainedTokenizer(Tokenizer):
             limit = len(text) if b == len(text) else b - self.CONTEXT  # later sentences: next window
             tokens: List[Token] = []
             ends: List[bool] = []  # whether each token ends a sentence
-            for _, _, sentence in spans:
+            for span in spans:
+                sentence = span[2]
                 for k, (x, y, pieces) in enumerate(sentence):
                     if x + a >= pos:
                         tokens.append((x + a, y + a, pieces))
@@ -363,6 +389,8 @@ class TrainedTokenizer(Tokenizer):
         last = np.searchsorted(real, offsets + lengths) - 1
         last = last[last >= 0]
         sent_end[real[last]] = True
+        paragraph_end = np.zeros(size, dtype=bool)
+        paragraph_end[real[last]] = True
         after_boundary = np.ones(size, dtype=bool)
         after_boundary[1:] = space_between[:-1] | tok_end[:-1]
         starts = np.flatnonzero(~space & after_boundary)
@@ -373,6 +401,8 @@ class TrainedTokenizer(Tokenizer):
         starts_rel = (starts - base).tolist()
         ends_rel = (end_at + 1 - base).tolist()
         sentence_ends = np.flatnonzero(sent_end[end_at]).tolist()
+        end_p = self.end_probs(sc[end_at[sentence_ends]], paragraph_end[end_at[sentence_ends]]).tolist() \
+            if self.probs else None
         expand = self.multiwords
         j = 0
         for p, text in enumerate(texts):
@@ -383,7 +413,8 @@ class TrainedTokenizer(Tokenizer):
                 spans = list(zip(starts_rel[k:e], ends_rel[k:e]))
                 words = expand.sentence([text[a:b] for a, b in spans])
                 tokens = [(a, b, w) for (a, b), w in zip(spans, words)]
-                out.append((starts_rel[k], ends_rel[e - 1], tokens))
+                out.append((starts_rel[k], ends_rel[e - 1], tokens) if end_p is None
+                           else (starts_rel[k], ends_rel[e - 1], tokens, end_p[j]))
                 k = e
                 j += 1
             yield text, out
@@ -418,4 +449,4 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
     return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords, english=config.get("language") == "en"),
-                            rules, threshold, spaces)
+                            rules, threshold, spaces, probs=bool(options.get("probs")))
