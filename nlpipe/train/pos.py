@@ -26,6 +26,7 @@ import numpy as np
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.io.conllu import FORM, UPOS, XPOS, read_file
 from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config, write_config
+from nlpipe.train.calibrate import pos_scales
 from nlpipe.io.provenance import training_block
 from nlpipe.metrics import universal_feats
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
@@ -34,7 +35,7 @@ from nlpipe.linear.dictionary import LabelDictionary, dictionary_entries
 from nlpipe.linear.dfs import checkpoint_schedule, tag, tag_sentences
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import DEFAULT_TEMPLATES, parse_template, second_pass_order, uses_clusters
-from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger
+from nlpipe.stages.pos import ARCH, LABEL_SEP, PosTagger, load as load_pos
 from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, rows_for, vocabulary
 from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.train.loop import Selection, stage_scores
@@ -456,4 +457,7 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
             clusters=None if table is None else {"top": glove_top, "words": len(table.words)},
             **result.summary()),
     }
+    write_config(Path(out), config)
+    # --probs reads these scales: fitted on dev once the folder is complete (tags unchanged)
+    config["model"].update(pos_scales(load_pos(Path(out), read_config(Path(out), "pos")), dev))
     return write_config(Path(out), config)
