@@ -1,10 +1,11 @@
 """Every score nlpipe reports, as plain functions over sentences and label sequences.
 
-Word-level scores (the thirteen metrics of the CoNLL 2018 shared task, :func:`ud_scores`) follow
-the definitions of its script ``conll18_ud_eval.py``: both files are turned into one character
-stream (FORMs without whitespace), tokens and sentences are character spans, and syntactic words
-are aligned through these spans (inside multiword tokens by the longest common subsequence of
-their lower-cased forms). A score then counts aligned words whose values agree and reports
+Word-level scores (the thirteen metrics of the CoNLL 2018 shared task, :func:`aligned_scores`,
+:func:`ud_scores`) follow the definitions of its script ``conll18_ud_eval.py``: both files are turned
+into one character stream (FORMs without whitespace), tokens and sentences are character spans, and
+syntactic words are aligned through these spans (inside multiword tokens by the longest common
+subsequence of their lower-cased forms). Both files are read side by side, a sentence at a time, so
+memory does not grow with them. A score then counts aligned words whose values agree and reports
 precision (over predicted words), recall (over gold words) and F1; with identical tokenization all
 three equal plain accuracy. Relations are compared without subtypes (the part before ``:``),
 FEATS only on the universal features, and a gold LEMMA ``_`` accepts any lemma. CLAS, MLAS and
@@ -25,9 +26,9 @@ Counts live in :class:`Score`; fractions are in [0, 1] (callers print percentage
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Deque, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, LEMMA, UPOS, XPOS, Sentence
 from nlpipe.io.misc import predicates, srl_tags
@@ -70,316 +71,6 @@ class Score:
 
 
 # ---------------------------------------------------------------------------------------------
-# Character alignment (conll18_ud_eval.py semantics)
-
-def _no_spaces(form: str) -> str:
-    # Unicode category Zs, as the shared-task script does; tabs/newlines cannot occur in a FORM.
-    return "".join(c for c in form if unicodedata.category(c) != "Zs")
-
-
-class Segmentation:
-    """One file as a character stream with token, word and sentence spans (end exclusive).
-
-    Words inside a multiword token carry the span of the whole token and ``multi = True``.
-    ``heads[i]`` is the index of word i's head in :attr:`rows`, -1 for the root, -2 for ``_``.
-    """
-
-    def __init__(self, sentences: Iterable[Sentence], path: str = "<gold>"):
-        self.path = path
-        self.nsentences = 0
-        chars: List[str] = []
-        self.tokens: List[Tuple[int, int]] = []
-        self.token_lines: List[Tuple[int, int, Optional[int]]] = []  # (sentence number, char start, line)
-        self.sentences: List[Tuple[int, int]] = []
-        self.start: List[int] = []
-        self.end: List[int] = []
-        self.multi: List[bool] = []
-        self.rows: List[List[str]] = []
-        self.heads: List[int] = []
-        pos = 0
-        for sno, sent in enumerate(sentences, 1):
-            self.nsentences += 1
-            first_word = len(self.rows)
-            sent_start = pos
-            mwt_end = 0  # last word ID covered by the current multiword token
-            span = (pos, pos)
-            for ri, row in enumerate(sent.rows):
-                i = row[ID]
-                if "." in i:
-                    continue
-                if "-" in i or int(i) > mwt_end:
-                    form = _no_spaces(row[FORM])
-                    if not form:
-                        raise InputError(path, sent.line_of(ri), "empty FORM (only spaces)")
-                    chars.append(form)
-                    span = (pos, pos + len(form))
-                    self.tokens.append(span)
-                    self.token_lines.append((sno, pos, sent.line_of(ri)))
-                    pos += len(form)
-                if "-" in i:
-                    mwt_end = int(i.split("-")[1])
-                    continue
-                self.start.append(span[0])
-                self.end.append(span[1])
-                self.multi.append(int(i) <= mwt_end)
-                self.rows.append(row)
-                h = row[HEAD]
-                self.heads.append(-2 if not h.isdigit() else -1 if h == "0" else first_word + int(h) - 1)
-            if pos > sent_start:
-                self.sentences.append((sent_start, pos))
-        self.chars = "".join(chars)
-
-    def where(self, char: int) -> str:
-        """``path:line`` (or ``path, sentence N``) of the token holding character ``char``."""
-        best = None
-        for sno, start, line in self.token_lines:
-            if start > char:
-                break
-            best = (sno, line)
-        if best is None:
-            return self.path
-        sno, line = best
-        return f"{self.path}:{line}" if line else f"{self.path}, sentence {sno}"
-
-
-@dataclass
-class Alignment:
-    """Pairs of aligned word indices between a gold and a system :class:`Segmentation`."""
-
-    gold: Segmentation
-    system: Segmentation
-    pairs: List[Tuple[int, int]] = field(default_factory=list)
-    to_gold: Dict[int, int] = field(default_factory=dict)  # system word -> gold word
-
-    def add(self, g: int, s: int) -> None:
-        self.pairs.append((g, s))
-        self.to_gold[s] = g
-
-
-def _check_same_text(gold: Segmentation, system: Segmentation) -> None:
-    if gold.chars == system.chars:
-        return
-    a, b = gold.chars, system.chars
-    k = 0
-    n = min(len(a), len(b))
-    # find the first difference quickly by halving, then step
-    step = 1 << 16
-    while k < n:
-        m = min(step, n - k)
-        if a[k:k + m] == b[k:k + m]:
-            k += m
-        elif m == 1:
-            break
-        else:
-            step = max(1, m // 2)
-    counts = f"({gold.nsentences} sentences in {gold.path}, {system.nsentences} in {system.path})"
-    if k == n:
-        short = system if len(b) < len(a) else gold
-        raise NlpipeError(f"{short.path} ends early: its text is a prefix of the other file's {counts}; "
-                          f"score files with the same text")
-    raise NlpipeError(f"the texts differ at {gold.where(k)} ('{a[k:k + 20]}') and {system.where(k)} "
-                      f"('{b[k:k + 20]}') {counts}; score files with the same text")
-
-
-def _past(seg: Segmentation, i: int, end: int) -> bool:
-    """Whether word i lies beyond a multiword block ending at character ``end``."""
-    if i >= len(seg.rows):
-        return True
-    return seg.start[i] >= end if seg.multi[i] else seg.end[i] > end
-
-
-def _multiword_block(g: Segmentation, s: Segmentation, gi: int, si: int) -> Tuple[int, int, int, int]:
-    """The smallest stretch of words, starting at (gi, si), that no multiword token sticks out of."""
-    if g.multi[gi]:
-        end = g.end[gi]
-        if not s.multi[si] and s.start[si] < g.start[gi]:
-            si += 1
-    else:
-        end = s.end[si]
-        if g.start[gi] < s.start[si]:
-            gi += 1
-    gs, ss = gi, si
-    while not _past(g, gi, end) or not _past(s, si, end):
-        if gi < len(g.rows) and (si >= len(s.rows) or g.start[gi] <= s.start[si]):
-            if g.multi[gi]:
-                end = max(end, g.end[gi])
-            gi += 1
-        else:
-            if s.multi[si]:
-                end = max(end, s.end[si])
-            si += 1
-    return gs, ss, gi, si
-
-
-def _align_by_lcs(al: Alignment, gs: int, ge: int, ss: int, se: int) -> None:
-    """Align words gs..ge-1 with ss..se-1 by the longest common subsequence of lower-cased forms."""
-    gf = [al.gold.rows[i][FORM].lower() for i in range(gs, ge)]
-    sf = [al.system.rows[i][FORM].lower() for i in range(ss, se)]
-    n, m = len(gf), len(sf)
-    # table[i][j] = LCS length of gf[i:] and sf[j:]
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            if gf[i] == sf[j]:
-                table[i][j] = 1 + table[i + 1][j + 1]
-            else:
-                table[i][j] = max(table[i + 1][j], table[i][j + 1])
-    i = j = 0
-    while i < n and j < m:
-        if gf[i] == sf[j]:
-            al.add(gs + i, ss + j)
-            i += 1
-            j += 1
-        elif table[i][j] == table[i + 1][j]:
-            i += 1
-        else:
-            j += 1
-
-
-def align(gold: Segmentation, system: Segmentation) -> Alignment:
-    """Align the syntactic words of two segmentations of the same text.
-
-    Raises :class:`NlpipeError` naming both files and lines when the texts differ.
-    """
-    _check_same_text(gold, system)
-    al = Alignment(gold, system)
-    gi = si = 0
-    ng, ns = len(gold.rows), len(system.rows)
-    while gi < ng and si < ns:
-        if gold.multi[gi] or system.multi[si]:
-            gs, ss, gi, si = _multiword_block(gold, system, gi, si)
-            if gi > gs and si > ss:
-                _align_by_lcs(al, gs, gi, ss, si)
-        elif gold.start[gi] == system.start[si] and gold.end[gi] == system.end[si]:
-            al.add(gi, si)
-            gi += 1
-            si += 1
-        elif gold.start[gi] <= system.start[si]:
-            gi += 1
-        else:
-            si += 1
-    return al
-
-
-def span_score(gold: Sequence[Tuple[int, int]], system: Sequence[Tuple[int, int]]) -> Score:
-    """Exact-match score of two lists of character spans (tokens or sentences)."""
-    return Score(len(set(gold) & set(system)), len(gold), len(system))
-
-
-Key = Callable[[int], Hashable]
-
-
-def word_score(al: Alignment, gold_key: Optional[Key] = None, system_key: Optional[Key] = None,
-               gold_keep: Optional[Callable[[int], bool]] = None,
-               system_keep: Optional[Callable[[int], bool]] = None) -> Score:
-    """Score over aligned words: ``gold_key(g) == system_key(s)`` counts as correct.
-
-    Without keys, the score of the alignment itself (words F1). ``gold_keep``/``system_keep``
-    restrict the words counted (an aligned pair counts when its gold word is kept).
-    """
-    gold_total = len(al.gold.rows) if gold_keep is None else sum(map(gold_keep, range(len(al.gold.rows))))
-    system_total = len(al.system.rows) if system_keep is None else \
-        sum(map(system_keep, range(len(al.system.rows))))
-    aligned = correct = 0
-    for g, s in al.pairs:
-        if gold_keep is not None and not gold_keep(g):
-            continue
-        aligned += 1
-        if gold_key is None or gold_key(g) == system_key(s):  # type: ignore[misc]
-            correct += 1
-    if gold_key is None:
-        return Score(aligned, gold_total, system_total)
-    return Score(correct, gold_total, system_total, aligned)
-
-
-def _column(seg: Segmentation, col: int) -> Key:
-    rows = seg.rows
-    return lambda i: rows[i][col]
-
-
-def tokenization_scores(gold: Segmentation, system: Segmentation,
-                        al: Optional[Alignment] = None) -> Dict[str, Score]:
-    """Tokens, sentences and words F1 (``conll18_ud_eval.py``'s first three lines)."""
-    al = al or align(gold, system)
-    return {"tokens": span_score(gold.tokens, system.tokens),
-            "sentences": span_score(gold.sentences, system.sentences),
-            "words": word_score(al)}
-
-
-def tagging_scores(gold: Segmentation, system: Segmentation, train_forms: Optional[Set[str]] = None,
-                   al: Optional[Alignment] = None) -> Dict[str, Score]:
-    """UPOS, XPOS, UFeats, AllTags and Lemmas over aligned words, as :func:`ud_scores` counts them;
-    with ``train_forms`` also UPOS and XPOS on words whose FORM is unseen."""
-    al = al or align(gold, system)
-    out = {"words": word_score(al)}
-    for name, col in (("upos", UPOS), ("xpos", XPOS)):
-        out[name] = word_score(al, _column(gold, col), _column(system, col))
-    for name, (gk, sk) in _morph_keys(gold, system, al).items():
-        out[name] = word_score(al, gk, sk)
-    if train_forms is not None:
-        g_unseen = [r[FORM] not in train_forms for r in gold.rows]
-        s_unseen = [r[FORM] not in train_forms for r in system.rows]
-        for name, col in (("upos", UPOS), ("xpos", XPOS)):
-            out["unseen_" + name] = word_score(al, _column(gold, col), _column(system, col),
-                                               g_unseen.__getitem__, s_unseen.__getitem__)
-    return out
-
-
-def _head_keys(al: Alignment) -> Tuple[Key, Key]:
-    """(gold head of g, gold word the system head of s is aligned to): equal when the head is right.
-
-    The root is -1 on both sides, an unaligned system head ``"unaligned"``, a system HEAD ``_`` -2.
-    Raises :class:`NlpipeError` when a gold word has no HEAD.
-    """
-    gold = al.gold
-    for i, h in enumerate(gold.heads):
-        if h == -2:
-            raise NlpipeError(f"{gold.path}: gold word '{gold.rows[i][FORM]}' has no HEAD; "
-                              f"UAS/LAS need a gold tree")
-    to_gold, sh = al.to_gold, al.system.heads
-
-    def s_head(s: int) -> Hashable:
-        h = sh[s]
-        return h if h < 0 else to_gold.get(h, "unaligned")
-
-    return gold.heads.__getitem__, s_head
-
-
-def base_deprel(deprel: str) -> str:
-    """A relation without its subtype: ``nsubj:pass`` -> ``nsubj``."""
-    return deprel.split(":")[0]
-
-
-def attachment_scores(gold: Segmentation, system: Segmentation,
-                      al: Optional[Alignment] = None) -> Dict[str, Score]:
-    """UAS and LAS over aligned words, also without punctuation (gold UPOS ``PUNCT``).
-
-    A head is correct when the system head is aligned to the gold head (or both are the root).
-    In the punctuation-free variant a system word is left out when it is aligned to a gold
-    ``PUNCT`` word, or unaligned and tagged ``PUNCT`` itself.
-    """
-    al = al or align(gold, system)
-    g_head, s_head = _head_keys(al)
-
-    def g_rel(g: int) -> str:
-        return base_deprel(gold.rows[g][DEPREL])
-
-    def s_rel(s: int) -> str:
-        return base_deprel(system.rows[s][DEPREL])
-
-    g_keep = [r[UPOS] != "PUNCT" for r in gold.rows]
-    s_keep = [r[UPOS] != "PUNCT" for r in system.rows]
-    for g, s in al.pairs:
-        s_keep[s] = g_keep[g]
-    out = {"words": word_score(al)}
-    for suffix, gk, sk in (("", None, None), ("_nopunct", g_keep.__getitem__, s_keep.__getitem__)):
-        out["uas" + suffix] = word_score(al, g_head, s_head, gk, sk)
-        out["las" + suffix] = word_score(al, lambda g: (g_head(g), g_rel(g)), lambda s: (s_head(s), s_rel(s)),
-                                         gk, sk)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # The CoNLL 2018 shared task metrics
 
 UD_METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS",
@@ -406,78 +97,547 @@ def universal_feats(feats: str) -> str:
     return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
 
 
-def _morph_keys(gold: Segmentation, system: Segmentation, al: Alignment, g: Optional["_Words"] = None,
-                s: Optional["_Words"] = None) -> Dict[str, Tuple[Key, Key]]:
-    """Keys of UFeats (universal features only), AllTags (UPOS, XPOS, UFeats) and Lemmas."""
-    g = g or _Words(gold)
-    s = s or _Words(system)
-    grows, srows, to_gold = gold.rows, system.rows, al.to_gold
-
-    def s_lemma(j: int) -> str:  # a gold lemma "_" accepts any lemma
-        return "_" if grows[to_gold[j]][LEMMA] == "_" else srows[j][LEMMA]
-
-    return {"ufeats": (g.feats.__getitem__, s.feats.__getitem__),
-            "alltags": (lambda i: (g.upos[i], grows[i][XPOS], g.feats[i]),
-                        lambda j: (s.upos[j], srows[j][XPOS], s.feats[j])),
-            "lemmas": (lambda i: grows[i][LEMMA], s_lemma)}
+def base_deprel(deprel: str) -> str:
+    """A relation without its subtype: ``nsubj:pass`` -> ``nsubj``."""
+    return deprel.split(":")[0]
 
 
-class _Words:
-    """Per-word values the shared-task metrics read from one :class:`Segmentation`."""
-
-    def __init__(self, seg: Segmentation):
-        rows = seg.rows
-        self.rel = [base_deprel(r[DEPREL]) for r in rows]
-        self.feats = [universal_feats(r[FEATS]) for r in rows]
-        self.upos = [r[UPOS] for r in rows]
-        self.content = [rel in CONTENT_DEPRELS for rel in self.rel]
-        # functional children of each word, in word order
-        self.children: List[List[int]] = [[] for _ in rows]
-        for i, h in enumerate(seg.heads):
-            if h >= 0 and self.rel[i] in FUNCTIONAL_DEPRELS:
-                self.children[h].append(i)
+# The scores :func:`aligned_scores` counts: the thirteen of :data:`UD_METRICS` (lower-cased), UAS and LAS
+# without punctuation, and UPOS and XPOS on words unseen in a training file (when one is given).
+_WORD_METRICS = ("upos", "xpos", "ufeats", "alltags", "lemmas", "uas", "las")
+_CONTENT_METRICS = ("clas", "mlas", "blex")
+_NOPUNCT_METRICS = ("uas_nopunct", "las_nopunct")
+_UNSEEN_METRICS = ("unseen_upos", "unseen_xpos")
 
 
-def ud_scores(gold: Segmentation, system: Segmentation, al: Optional[Alignment] = None) -> Dict[str, Score]:
-    """All :data:`UD_METRICS` (keys lower-cased: ``tokens`` ... ``blex``) as ``conll18_ud_eval.py`` counts them.
+# ---------------------------------------------------------------------------------------------
+# Character alignment (conll18_ud_eval.py semantics), streamed
+#
+# Both files are read a sentence at a time. The words not yet aligned and the characters not yet
+# compared are all that is held (besides the system sentence being scored), so memory is bounded by
+# the longest sentence, not by the files. The alignment itself is the script's: a walk over both word
+# lists in character order, with multiword blocks aligned by LCS.
 
-    Tokens and Sentences compare character spans; every other score is over aligned words and
-    carries ``aligned`` (the script's AligndAcc is :attr:`Score.accuracy`). Needs gold HEADs.
+def _no_spaces(form: str) -> str:
+    # Unicode category Zs, as the shared-task script does; tabs/newlines cannot occur in a FORM.
+    return "".join(c for c in form if unicodedata.category(c) != "Zs")
+
+
+class _Word:
+    """One syntactic word: its character span (a multiword token's whole span when ``multi``), its
+    index in its file, its head's (-1 root, -2 ``_``) and the values the scores compare."""
+
+    __slots__ = ("index", "start", "end", "multi", "form", "head", "upos", "xpos", "feats", "lemma", "rel",
+                 "content", "punct", "unseen", "children", "match")
+
+    def __init__(self, index: int, start: int, end: int, multi: bool, row: List[str], head: int,
+                 train_forms: Optional[Set[str]]):
+        self.index, self.start, self.end, self.multi, self.head = index, start, end, multi, head
+        self.form = row[FORM]
+        self.upos, self.xpos, self.lemma = row[UPOS], row[XPOS], row[LEMMA]
+        self.feats = universal_feats(row[FEATS])
+        self.rel = base_deprel(row[DEPREL])
+        self.content = self.rel in CONTENT_DEPRELS
+        self.punct = self.upos == "PUNCT"
+        self.unseen = train_forms is not None and self.form not in train_forms
+        self.children: List["_Word"] = []   # functional children, in word order
+        self.match: Optional["_Word"] = None  # a system word's aligned gold word (no cycle: gold has none)
+
+
+class _Sentence:
+    """What one sentence adds to its file: words, token spans with their lines, characters."""
+
+    __slots__ = ("words", "tokens", "span", "chars")
+
+    def __init__(self, sent: Sentence, sno: int, pos: int, first_word: int, path: str,
+                 train_forms: Optional[Set[str]]):
+        self.words: List[_Word] = []
+        self.tokens: List[Tuple[int, int, int, Optional[int]]] = []  # (start, end, sentence number, line)
+        chars: List[str] = []
+        start = pos
+        mwt_end = 0  # last word ID covered by the current multiword token
+        span = (pos, pos)
+        for ri, row in enumerate(sent.rows):
+            i = row[ID]
+            if "." in i:
+                continue
+            if "-" in i or int(i) > mwt_end:
+                form = _no_spaces(row[FORM])
+                if not form:
+                    raise InputError(path, sent.line_of(ri), "empty FORM (only spaces)")
+                chars.append(form)
+                span = (pos, pos + len(form))
+                self.tokens.append((pos, pos + len(form), sno, sent.line_of(ri)))
+                pos += len(form)
+            if "-" in i:
+                mwt_end = int(i.split("-")[1])
+                continue
+            h = row[HEAD]
+            head = -2 if not h.isdigit() else -1 if h == "0" else first_word + int(h) - 1
+            self.words.append(_Word(first_word + len(self.words), span[0], span[1], int(i) <= mwt_end, row,
+                                    head, train_forms))
+        for w in self.words:
+            if w.head >= 0 and w.rel in FUNCTIONAL_DEPRELS:
+                self.words[w.head - first_word].children.append(w)
+        self.span = (start, pos) if pos > start else None
+        self.chars = "".join(chars)
+
+
+class _File:
+    """One file being read: the words read but not yet aligned, and its characters not yet compared
+    with the other file's (:class:`_Stream` compares them)."""
+
+    def __init__(self, sentences: Iterable[Sentence], path: str, train_forms: Optional[Set[str]],
+                 on_sentence: Callable[["_File", _Sentence], None]):
+        self.path = path
+        self._sentences = iter(sentences)
+        self._train_forms = train_forms
+        self._on_sentence = on_sentence
+        self.nsentences = 0
+        self.nwords = 0
+        self.pos = 0                  # characters read
+        self.words: Deque[_Word] = deque()
+        self.first = 0                # index of words[0]
+        self.keep_words = True        # whether read words wait for the alignment
+        self.keep_text = True         # whether read characters wait for the comparison
+        self.eof = False
+        self.text = ""                # characters from text_start on (not yet compared, or just compared)
+        self.text_start = 0
+        self.tokens: Deque[Tuple[int, int, int, Optional[int]]] = deque()  # those ending after text_start
+
+    def read(self) -> bool:
+        """Read one more sentence; ``False`` at the end of the file."""
+        sent = next(self._sentences, None)
+        if sent is None:
+            self.eof = True
+            return False
+        self.nsentences += 1
+        s = _Sentence(sent, self.nsentences, self.pos, self.nwords, self.path, self._train_forms)
+        self.nwords += len(s.words)
+        self.pos += len(s.chars)
+        if self.keep_words:
+            self.words.extend(s.words)
+        if self.keep_text:
+            self.text += s.chars
+            self.tokens.extend(s.tokens)
+        self._on_sentence(self, s)
+        return True
+
+    def word(self, i: int) -> Optional[_Word]:
+        """Word ``i`` of the file (reading on as needed); ``None`` past its end."""
+        while i >= self.nwords:
+            if not self.read():
+                return None
+        return self.words[i - self.first]
+
+    def release(self, i: int) -> None:
+        """Forget the words before word ``i`` (the alignment is past them)."""
+        words = self.words
+        while self.first < i and words:
+            words.popleft()
+            self.first += 1
+
+    def forget_text(self, upto: int) -> None:
+        """Forget the characters before ``upto`` and the tokens that end by then."""
+        self.text = self.text[upto - self.text_start:]
+        self.text_start = upto
+        while self.tokens and self.tokens[0][1] <= upto:
+            self.tokens.popleft()
+
+    def where(self, char: int) -> str:
+        """``path:line`` (or ``path, sentence N``) of the token holding character ``char``."""
+        best = None
+        for start, _, sno, line in self.tokens:
+            if start > char:
+                break
+            best = (sno, line)
+        if best is None:
+            return self.path
+        sno, line = best
+        return f"{self.path}:{line}" if line else f"{self.path}, sentence {sno}"
+
+
+class _Stream:
+    """The alignment of a gold and a system file read side by side.
+
+    :meth:`run` aligns their words, checking that both spell the same characters as it reads, and
+    hands each system sentence to ``on_system`` once all its words are aligned (``_Word.match``: the
+    gold word); ``on_gold`` gets each gold sentence as it is read. Raises :class:`NlpipeError` naming
+    both files and lines when the texts differ.
     """
-    al = al or align(gold, system)
-    to_gold = al.to_gold
-    g, s = _Words(gold), _Words(system)
-    g_head, s_head = _head_keys(al)
-    grows, srows = gold.rows, system.rows
 
-    morph = _morph_keys(gold, system, al, g, s)
-    g_lemma, s_lemma = morph["lemmas"]
+    def __init__(self, gold: Iterable[Sentence], system: Iterable[Sentence], gold_path: str, system_path: str,
+                 on_gold: Callable[[_Sentence], None], on_system: Callable[[_Sentence], None],
+                 train_forms: Optional[Set[str]] = None):
+        self._on_gold, self._on_system = on_gold, on_system
+        self.gold = _File(gold, gold_path, train_forms, self._read)
+        self.system = _File(system, system_path, train_forms, self._read)
+        self.waiting: Deque[_Sentence] = deque()   # system sentences not yet wholly aligned
+        self.checked = 0                           # characters equal in both files so far
+        self._reporting = False
 
-    def g_children(i: int) -> List[Tuple[Hashable, str, str, str]]:
-        return [(c, g.rel[c], g.upos[c], g.feats[c]) for c in g.children[i]]
+    def _read(self, f: _File, s: _Sentence) -> None:
+        if f is self.gold:
+            self._on_gold(s)
+        else:
+            self.waiting.append(s)
+            if not f.keep_words:    # the alignment is over
+                self._settle(f.nwords)
+        if not self._reporting:
+            self._compare()
 
-    def s_children(j: int) -> List[Tuple[Hashable, str, str, str]]:
-        return [(to_gold.get(c, "unaligned"), s.rel[c], s.upos[c], s.feats[c]) for c in s.children[j]]
+    def _compare(self) -> None:
+        g, s = self.gold, self.system
+        a, b = g.text, s.text
+        n = min(len(a), len(b))
+        if a[:n] != b[:n]:
+            k = next(i for i in range(n) if a[i] != b[i])
+            self._differ(self.checked + k)
+        self.checked += n
+        g.forget_text(self.checked)
+        s.forget_text(self.checked)
+        for f, other in ((g, s), (s, g)):
+            if other.eof and not other.text and f.text:   # f runs on past the other's end: an error
+                f.keep_text = False
+                f.tokens.clear()
 
-    keys: Dict[str, Tuple[Key, Key]] = {
-        "upos": (g.upos.__getitem__, s.upos.__getitem__),
-        "xpos": (_column(gold, XPOS), _column(system, XPOS)),
-        **morph,
-        "uas": (g_head, s_head),
-        "las": (lambda i: (g_head(i), g.rel[i]), lambda j: (s_head(j), s.rel[j])),
-    }
-    content = {
-        "clas": keys["las"],
-        "mlas": (lambda i: (g_head(i), g.rel[i], g.upos[i], g.feats[i], g_children(i)),
-                 lambda j: (s_head(j), s.rel[j], s.upos[j], s.feats[j], s_children(j))),
-        "blex": (lambda i: (g_head(i), g.rel[i], g_lemma(i)), lambda j: (s_head(j), s.rel[j], s_lemma(j))),
-    }
-    out = tokenization_scores(gold, system, al)
-    for name, (gk, sk) in keys.items():
-        out[name] = word_score(al, gk, sk)
-    for name, (gk, sk) in content.items():
-        out[name] = word_score(al, gk, sk, g.content.__getitem__, s.content.__getitem__)
+    def _differ(self, k: int) -> None:
+        """Raise the error of texts that differ at character ``k`` (reading both files to their end)."""
+        self._reporting = True
+        g, s = self.gold, self.system
+        for f in (g, s):
+            while len(f.text) < k - f.text_start + 20 and f.read():
+                pass
+        where = f"{g.where(k)} ('{g.text[k - g.text_start:k - g.text_start + 20]}') and " \
+                f"{s.where(k)} ('{s.text[k - s.text_start:k - s.text_start + 20]}')"
+        for f in (g, s):
+            f.keep_words = f.keep_text = False
+            while f.read():
+                pass
+        raise NlpipeError(f"the texts differ at {where} {self._counts()}; score files with the same text")
+
+    def _counts(self) -> str:
+        g, s = self.gold, self.system
+        return f"({g.nsentences} sentences in {g.path}, {s.nsentences} in {s.path})"
+
+    def _settle(self, si: int) -> None:
+        """Hand on the system sentences whose words all lie before word ``si``."""
+        while self.waiting and (not self.waiting[0].words or self.waiting[0].words[-1].index < si):
+            self._on_system(self.waiting.popleft())
+
+    def run(self) -> None:
+        """Align the two files to their ends."""
+        gold, system = self.gold, self.system
+        gi = si = 0
+        while True:
+            g, s = gold.word(gi), system.word(si)
+            if g is None or s is None:
+                break
+            if g.multi or s.multi:
+                gs, ss, gi, si = self._multiword_block(gi, si)
+                if gi > gs and si > ss:
+                    self._align_by_lcs(gs, gi, ss, si)
+            elif g.start == s.start and g.end == s.end:
+                s.match = g
+                gi += 1
+                si += 1
+            elif g.start <= s.start:
+                gi += 1
+            else:
+                si += 1
+            gold.release(gi)
+            system.release(si)
+            self._settle(si)
+        self._compare()
+        for f in (gold, system):
+            f.keep_words = False
+            f.release(f.nwords)
+            while f.read():
+                pass
+        self._settle(system.nwords)
+        if gold.text or system.text:
+            short = system if not system.text else gold
+            raise NlpipeError(f"{short.path} ends early: its text is a prefix of the other file's "
+                              f"{self._counts()}; score files with the same text")
+
+    def _multiword_block(self, gi: int, si: int) -> Tuple[int, int, int, int]:
+        """The smallest stretch of words, starting at (gi, si), that no multiword token sticks out of."""
+        word_g, word_s = self.gold.word, self.system.word
+        g, s = word_g(gi), word_s(si)
+        assert g is not None and s is not None
+        if g.multi:
+            end = g.end
+            if not s.multi and s.start < g.start:
+                si += 1
+        else:
+            end = s.end
+            if g.start < s.start:
+                gi += 1
+        gs, ss = gi, si
+        while True:
+            g, s = word_g(gi), word_s(si)
+            if _past(g, end) and _past(s, end):
+                return gs, ss, gi, si
+            if g is not None and (s is None or g.start <= s.start):
+                if g.multi:
+                    end = max(end, g.end)
+                gi += 1
+            else:
+                assert s is not None
+                if s.multi:
+                    end = max(end, s.end)
+                si += 1
+
+    def _align_by_lcs(self, gs: int, ge: int, ss: int, se: int) -> None:
+        """Align words gs..ge-1 with ss..se-1 by the longest common subsequence of lower-cased forms."""
+        gw = [self.gold.words[i - self.gold.first] for i in range(gs, ge)]
+        sw = [self.system.words[i - self.system.first] for i in range(ss, se)]
+        gf = [w.form.lower() for w in gw]
+        sf = [w.form.lower() for w in sw]
+        n, m = len(gf), len(sf)
+        # table[i][j] = LCS length of gf[i:] and sf[j:]
+        table = [[0] * (m + 1) for _ in range(n + 1)]
+        for i in range(n - 1, -1, -1):
+            for j in range(m - 1, -1, -1):
+                if gf[i] == sf[j]:
+                    table[i][j] = 1 + table[i + 1][j + 1]
+                else:
+                    table[i][j] = max(table[i + 1][j], table[i][j + 1])
+        i = j = 0
+        while i < n and j < m:
+            if gf[i] == sf[j]:
+                sw[j].match = gw[i]
+                i += 1
+                j += 1
+            elif table[i][j] == table[i + 1][j]:
+                i += 1
+            else:
+                j += 1
+
+
+def _past(w: Optional[_Word], end: int) -> bool:
+    """Whether word ``w`` lies beyond a multiword block ending at character ``end`` (``None``: the file's end)."""
+    if w is None:
+        return True
+    return w.start >= end if w.multi else w.end > end
+
+
+class _Spans:
+    """Exact matches between two increasing sequences of character spans, counted as they come."""
+
+    def __init__(self) -> None:
+        self.pending: Tuple[Deque[Tuple[int, int]], Deque[Tuple[int, int]]] = (deque(), deque())
+        self.counts = [0, 0]
+        self.correct = 0
+
+    def add(self, side: int, spans: Iterable[Tuple[int, int]]) -> None:
+        """Spans of the gold (``side`` 0) or system (1) file, in order."""
+        pending = self.pending[side]
+        before = len(pending)
+        pending.extend(spans)
+        self.counts[side] += len(pending) - before
+        g, s = self.pending
+        while g and s:
+            if g[0] == s[0]:
+                self.correct += 1
+                g.popleft()
+                s.popleft()
+            elif g[0] < s[0]:
+                g.popleft()
+            else:
+                s.popleft()
+
+    def score(self) -> Score:
+        return Score(self.correct, self.counts[0], self.counts[1])
+
+
+class _Counts:
+    """correct, aligned, gold and system counts of one word-level score."""
+
+    __slots__ = ("correct", "aligned", "gold", "system")
+
+    def __init__(self) -> None:
+        self.correct = self.aligned = self.gold = self.system = 0
+
+    def pair(self, correct: bool) -> None:
+        self.aligned += 1
+        self.correct += correct
+
+
+def aligned_scores(gold: Iterable[Sentence], system: Iterable[Sentence], gold_path: str = "<gold>",
+                   system_path: str = "<pred>", train_forms: Optional[Set[str]] = None,
+                   heads: bool = True) -> Dict[str, Score]:
+    """Every score over character-aligned words, reading both files once, a sentence at a time.
+
+    Keys: ``tokens`` ... ``blex`` (:data:`UD_METRICS`, lower-cased) as ``conll18_ud_eval.py`` counts
+    them, ``uas_nopunct`` and ``las_nopunct`` (a system word counts when the gold word it is aligned to
+    is not ``PUNCT``, or, unaligned, when it is not ``PUNCT`` itself), with ``train_forms``
+    ``unseen_upos`` and ``unseen_xpos`` (words whose FORM is not in it). Tokens, Sentences and Words
+    carry no ``aligned`` count, the others do (the script's AligndAcc is :attr:`Score.accuracy`).
+    ``heads``: a gold word without HEAD is an error.
+
+    Raises :class:`NlpipeError` naming both files and lines when their texts differ.
+    """
+    tokens, sentences = _Spans(), _Spans()
+    words = _Counts()
+    names = _WORD_METRICS + _CONTENT_METRICS + _NOPUNCT_METRICS + (_UNSEEN_METRICS if train_forms is not None else ())
+    c = {name: _Counts() for name in names}
+    content = [c[name] for name in _CONTENT_METRICS]
+    everywhere = [c[name] for name in _WORD_METRICS]
+    nopunct = [c[name] for name in _NOPUNCT_METRICS]
+    unseen = [c[name] for name in _UNSEEN_METRICS if name in c]
+    headless: List[str] = []   # the form of the first gold word without a HEAD
+
+    def on_gold(s: _Sentence) -> None:
+        tokens.add(0, (t[:2] for t in s.tokens))
+        sentences.add(0, [s.span] if s.span else [])
+        words.gold += len(s.words)
+        for w in s.words:
+            if w.head == -2 and not headless:
+                headless.append(w.form)
+            if w.content:
+                for x in content:
+                    x.gold += 1
+            if not w.punct:
+                for x in nopunct:
+                    x.gold += 1
+            if w.unseen:
+                for x in unseen:
+                    x.gold += 1
+        for x in everywhere:
+            x.gold += len(s.words)
+
+    def on_system(s: _Sentence) -> None:
+        tokens.add(1, (t[:2] for t in s.tokens))
+        sentences.add(1, [s.span] if s.span else [])
+        words.system += len(s.words)
+        for x in everywhere:
+            x.system += len(s.words)
+        sent = s.words
+        first = sent[0].index if sent else 0
+
+        def head(w: _Word) -> Hashable:   # the gold word w's system head is aligned to
+            if w.head < 0:
+                return w.head
+            m = sent[w.head - first].match
+            return "unaligned" if m is None else m.index
+
+        for w in sent:
+            g = w.match
+            if w.content:
+                for x in content:
+                    x.system += 1
+            if not (g.punct if g is not None else w.punct):
+                for x in nopunct:
+                    x.system += 1
+            if w.unseen:
+                for x in unseen:
+                    x.system += 1
+            if g is None:
+                continue
+            words.correct += 1
+            upos, xpos, feats = g.upos == w.upos, g.xpos == w.xpos, g.feats == w.feats
+            lemma = g.lemma == "_" or g.lemma == w.lemma
+            uas = g.head == head(w)
+            las = uas and g.rel == w.rel
+            for x, ok in zip(everywhere, (upos, xpos, feats, upos and xpos and feats, lemma, uas, las)):
+                x.pair(ok)
+            if g.content:
+                mlas = las and upos and feats and \
+                    [(k.index, k.rel, k.upos, k.feats) for k in g.children] == \
+                    [(k.match.index if k.match is not None else "unaligned", k.rel, k.upos, k.feats)
+                     for k in w.children]
+                for x, ok in zip(content, (las, mlas, las and lemma)):
+                    x.pair(ok)
+            if not g.punct:
+                for x, ok in zip(nopunct, (uas, las)):
+                    x.pair(ok)
+            if g.unseen:
+                for x, ok in zip(unseen, (upos, xpos)):
+                    x.pair(ok)
+
+    _Stream(gold, system, gold_path, system_path, on_gold, on_system, train_forms).run()
+    if heads and headless:
+        raise NlpipeError(f"{gold_path}: gold word '{headless[0]}' has no HEAD; UAS/LAS need a gold tree")
+    out = {"tokens": tokens.score(), "sentences": sentences.score(),
+           "words": Score(words.correct, words.gold, words.system)}
+    out.update({name: Score(x.correct, x.gold, x.system, x.aligned) for name, x in c.items()})
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Two files in memory (library callers and tests)
+
+class Segmentation:
+    """One file's sentences held in memory, for the functions below that take two of them (``nlpipe
+    eval`` streams its files through :func:`aligned_scores` instead)."""
+
+    def __init__(self, sentences: Iterable[Sentence], path: str = "<gold>"):
+        self.path = path
+        self.sentences = list(sentences)
+
+    @property
+    def rows(self) -> List[List[str]]:
+        """The rows of the syntactic words (no multiword-token ranges, no empty nodes)."""
+        return [r for s in self.sentences for r in s.rows if r[ID].isdigit()]
+
+
+@dataclass
+class Alignment:
+    """Pairs of aligned word indices (gold, system), words numbered through each file."""
+
+    gold: Segmentation
+    system: Segmentation
+    pairs: List[Tuple[int, int]] = field(default_factory=list)
+
+
+def align(gold: Segmentation, system: Segmentation) -> Alignment:
+    """Align the syntactic words of two segmentations of the same text.
+
+    Raises :class:`NlpipeError` naming both files and lines when the texts differ.
+    """
+    al = Alignment(gold, system)
+
+    def on_system(s: _Sentence) -> None:
+        al.pairs.extend((w.match.index, w.index) for w in s.words if w.match is not None)
+
+    _Stream(gold.sentences, system.sentences, gold.path, system.path, lambda s: None, on_system).run()
+    return al
+
+
+def word_score(al: Alignment) -> Score:
+    """Words F1 of an alignment: aligned words over gold and over system words."""
+    return Score(len(al.pairs), len(al.gold.rows), len(al.system.rows))
+
+
+def _pick(gold: Segmentation, system: Segmentation, names: Sequence[str], heads: bool = False,
+          train_forms: Optional[Set[str]] = None) -> Dict[str, Score]:
+    r = aligned_scores(gold.sentences, system.sentences, gold.path, system.path, train_forms, heads)
+    return {name: r[name] for name in names if name in r}
+
+
+def tokenization_scores(gold: Segmentation, system: Segmentation) -> Dict[str, Score]:
+    """Tokens, sentences and words F1 (``conll18_ud_eval.py``'s first three lines)."""
+    return _pick(gold, system, ("tokens", "sentences", "words"))
+
+
+def tagging_scores(gold: Segmentation, system: Segmentation,
+                   train_forms: Optional[Set[str]] = None) -> Dict[str, Score]:
+    """Words, UPOS, XPOS, UFeats, AllTags and Lemmas over aligned words (as :func:`ud_scores`);
+    with ``train_forms`` also UPOS and XPOS on words whose FORM is unseen."""
+    return _pick(gold, system, ("words",) + _WORD_METRICS[:5] + _UNSEEN_METRICS, train_forms=train_forms)
+
+
+def attachment_scores(gold: Segmentation, system: Segmentation) -> Dict[str, Score]:
+    """Words, UAS and LAS over aligned words, also without punctuation (see :func:`aligned_scores`).
+    A head is correct when the system head is aligned to the gold head (or both are the root)."""
+    return _pick(gold, system, ("words", "uas", "las") + _NOPUNCT_METRICS, heads=True)
+
+
+def ud_scores(gold: Segmentation, system: Segmentation) -> Dict[str, Score]:
+    """All :data:`UD_METRICS` (keys lower-cased: ``tokens`` ... ``blex``) as ``conll18_ud_eval.py``
+    counts them. Needs gold HEADs."""
+    return _pick(gold, system, [name.lower() for name in UD_METRICS], heads=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -167,6 +167,37 @@ def test_streaming_yields_a_paragraph_before_reading_the_next(tok):
     assert [next(sents).meta("text"), next(sents).meta("text")] == ["First paragraph.", "Two sentences."]
 
 
+LONG_PARAGRAPH = ("It rained. Dr. Smith came in\nlate, wet through. \"Why?\" she asked.\nNobody knew...\n"
+                  "Then it stopped\n\nA new paragraph. With U.S.\nagencies in it.\nThe end\n")
+
+
+@pytest.mark.parametrize("cap", [1, 20, 40, 1 << 20])
+def test_a_long_paragraph_is_read_in_pieces_with_the_same_sentences(tok, monkeypatch, cap):
+    # Beyond MAX_PARAGRAPH characters a paragraph is cut at a line end and its last sentence carried
+    # into the next piece: the output is byte for byte that of the whole paragraph (sentences across
+    # lines, abbreviations before a line break, # newpar only where a paragraph starts).
+    whole = to_string(tok.tokenize_text(LONG_PARAGRAPH, "x"))
+    assert whole.count("# newpar") == 2 and "# text = Dr. Smith came in late, wet through." in whole
+    monkeypatch.setattr(type(tok), "MAX_PARAGRAPH", cap)
+    assert to_string(tok.tokenize_text(LONG_PARAGRAPH, "x")) == whole
+
+
+def test_a_text_without_blank_lines_is_tokenized_as_it_is_read(tok, monkeypatch):
+    # With no blank line the paragraph never ends; its sentences still come out a piece at a time.
+    monkeypatch.setattr(type(tok), "MAX_PARAGRAPH", 100)
+    read = [0]
+
+    def lines():
+        for i in range(1000):
+            read[0] += 1
+            yield f"Sentence number {i} is here.\n"
+
+    sents = tok.tokenize(lines(), "x")
+    assert next(sents).meta("text") == "Sentence number 0 is here."
+    assert read[0] < 10
+    assert sum(1 for _ in sents) == 999
+
+
 def test_nul_byte_is_an_input_error(tok):
     with pytest.raises(InputError, match=r"^x:2: binary data"):
         tok.tokenize_text("fine\nbad\x00\n", "x")

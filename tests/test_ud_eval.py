@@ -201,6 +201,83 @@ def test_gold_without_heads_is_an_error():
 
 
 # ---------------------------------------------------------------------------------------------
+# Streaming: both files are read a sentence at a time
+
+def _copies(name: str, n: int, handed: list = None):
+    """The fixture's sentences n times over, handed out one at a time (``handed[0]`` counts them)."""
+    sents = list(read_file(str(UD / name)))
+    for _ in range(n):
+        for s in sents:
+            if handed is not None:
+                handed[0] += 1
+            yield s
+
+
+def test_streamed_scores_of_copies_are_the_sums_of_one_copy():
+    # Each copy of tok_gold/tok_pred aligns on its own (a copy's text ends with "home." in both), so
+    # every count is 300 times that of test_different_tokenization_multiword_token_and_missed_...:
+    # the multiword token can't, the missed sentence boundary and the head across it in every copy.
+    n = 300
+    r = metrics.aligned_scores(_copies("tok_gold.conllu", n), _copies("tok_pred.conllu", n), "g", "p")
+    one = {"tokens": (5, 7, 6, None), "sentences": (0, 2, 1, None), "words": (5, 8, 7, None),
+           "upos": (5, 8, 7, 5), "lemmas": (5, 8, 7, 5), "uas": (4, 8, 7, 5), "las": (4, 8, 7, 5),
+           "clas": (3, 5, 5, 4), "blex": (3, 5, 5, 4), "mlas": (2, 5, 5, 4)}
+    for name, c in one.items():
+        assert counts(r[name]) == tuple(None if x is None else n * x for x in c), name
+    # same tokenization (test_all_metrics_same_tokenization) one sentence after another
+    r = metrics.aligned_scores(_copies("tags_gold.conllu", n), _copies("tags_pred.conllu", n), "g", "p")
+    assert counts(r["alltags"]) == (5 * n, 8 * n, 8 * n, 8 * n)
+    assert counts(r["mlas"]) == (1 * n, 4 * n, 5 * n, 4 * n)
+
+
+@pytest.mark.parametrize("n", [10, 2000])
+def test_the_aligner_holds_a_bounded_window(n):
+    # Whatever the number of copies, the aligner holds the same few words, characters and system
+    # sentences, and it has read the gold file only a sentence or two beyond the system one.
+    handed = [0]
+    stream = None
+    most = {"words": 0, "text": 0, "waiting": 0, "ahead": 0}
+    systems = [0]
+
+    def look(_):
+        g, s = stream.gold, stream.system
+        for key, value in (("words", len(g.words) + len(s.words)), ("text", len(g.text) + len(s.text)),
+                           ("waiting", len(stream.waiting)), ("ahead", handed[0] - 2 * systems[0])):
+            most[key] = max(most[key], value)
+
+    def on_system(sentence):
+        systems[0] += 1
+        look(sentence)
+
+    stream = metrics._Stream(_copies("tok_gold.conllu", n, handed), _copies("tok_pred.conllu", n), "g", "p",
+                             look, on_system)
+    stream.run()
+    assert systems[0] == n and handed[0] == 2 * n
+    # a copy is 8 gold and 7 system words, 19 characters (in each file), one system sentence
+    assert most["words"] <= 8 + 7 and most["text"] <= 2 * 19
+    assert most["waiting"] == 1 and most["ahead"] <= 2
+
+
+def test_eval_ud_names_the_lines_where_a_late_text_differs(tmp_path):
+    # Three copies; in the third, the prediction spells "Stax" for "Stay": one line, exit 2, naming
+    # the line of that token in each file, the text from there and both files' sentence counts.
+    gold = tmp_path / "gold.conllu"
+    pred = tmp_path / "pred.conllu"
+    gold.write_text((UD / "tok_gold.conllu").read_text() * 3)
+    text = (UD / "tok_pred.conllu").read_text() * 3
+    cut = text.rindex("\tStay\t")
+    pred.write_text(text[:cut] + "\tStax\t" + text[cut + 6:])
+    gold_line = [i for i, line in enumerate(gold.read_text().split("\n"), 1) if "\tStay\t" in line][2]
+    pred_line = [i for i, line in enumerate(pred.read_text().split("\n"), 1) if "\tStax\t" in line][0]
+    r = run_cli("eval", "ud", "--gold", str(gold), "--pred", str(pred))
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"texts differ at {gold}:{gold_line} ('yhome.') and {pred}:{pred_line} ('xhome.')" in err
+    assert "(6 sentences in" in err and ", 3 in" in err
+
+
+# ---------------------------------------------------------------------------------------------
 # The command
 
 TABLE_TAGS = """\

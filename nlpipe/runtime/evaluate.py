@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import time
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from nlpipe import metrics
 from nlpipe.io.conllu import FEATS, FORM, LEMMA, Sentence, read_file
@@ -61,23 +61,45 @@ def strip_stage(stage: str, sentences: Iterable[Sentence], gold_predicates: bool
     return out
 
 
-def unfilled_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
-    """A warning when no word of the predicted ``sentences`` has what ``stage`` writes and is scored
-    on: the file is then probably not the stage's output, and every score will be 0."""
-    why = COLUMNS[stage].absent(sentences) if stage in COLUMNS else None
+def unfilled_warning(stage: str, why: Optional[str], path: str) -> Optional[str]:
+    """A warning when no word of the predicted file has what ``stage`` writes and is scored on
+    (``why``: :meth:`Columns.absent`'s answer): the file is then probably not the stage's output,
+    and every score will be 0."""
     return None if why is None else \
         f"{path} has no {COLUMNS[stage].label} at all ({why}): not the output of 'nlpipe {stage}'?"
 
 
-def gold_warning(stage: str, sentences: List[Sentence], path: str) -> Optional[str]:
+def gold_warning(stage: str, why: Optional[str], path: str) -> Optional[str]:
     """A warning when the gold file has nothing ``stage`` is scored on (a treebank without SRL, say)."""
-    why = COLUMNS[stage].absent(sentences) if stage in COLUMNS else None
     return None if why is None else \
         f"{path} has no {COLUMNS[stage].label} at all ({why}): there is nothing to score {stage} against"
 
 
-def _read(path: str) -> List[Sentence]:
-    return list(read_file(path))
+class Watched:
+    """A file's sentences, passed on as they are read (the aligned scores stream both files), noting
+    what the warnings and the ``pos`` scores ask of the whole file: :meth:`absent` for ``stage``'s
+    columns, and in :attr:`filled` FEATS and LEMMA when some word has them."""
+
+    def __init__(self, sentences: Iterable[Sentence], stage: str):
+        self._sentences = sentences
+        self._columns = COLUMNS.get(stage)
+        self._words = self._carried = False
+        self.filled: Set[int] = set()
+
+    def __iter__(self) -> Iterator[Sentence]:
+        for s in self._sentences:
+            if s.words:
+                self._words = True
+                if self._columns is not None and not self._carried:
+                    self._carried = self._columns.carried(s)
+                if len(self.filled) < 2:
+                    self.filled.update(c for c in (FEATS, LEMMA) if any(w[c] != "_" for w in s.words))
+            yield s
+
+    def absent(self) -> Optional[str]:
+        """:meth:`Columns.absent` of the sentences read so far."""
+        return self._columns.missing if self._columns is not None and self._words and not self._carried \
+            else None
 
 
 def _train_forms(path: str) -> Set[str]:
@@ -90,45 +112,48 @@ def _train_forms(path: str) -> Set[str]:
 # ---------------------------------------------------------------------------------------------
 # Scoring
 
-def score(stage: str, gold: List[Sentence], pred: List[Sentence], gold_path: str = "<gold>",
+# Scored over character-aligned words: both files stream through metrics.aligned_scores once.
+ALIGNED = (UD, "tokenize", "pos", "parse")
+
+
+def score(stage: str, gold: Iterable[Sentence], pred: Iterable[Sentence], gold_path: str = "<gold>",
           pred_path: str = "<pred>", train_forms: Optional[Set[str]] = None,
           scheme: str = "auto") -> Dict[str, Any]:
-    """Scores of ``pred`` against ``gold`` for ``stage`` (or :data:`UD`) as a JSON-able dict (percentages)."""
+    """Scores of ``pred`` against ``gold`` for ``stage`` (or :data:`UD`) as a JSON-able dict (percentages).
+    The :data:`ALIGNED` stages read each file once, a sentence at a time."""
     result: Dict[str, Any] = {"stage": stage}
-    if stage == UD:
-        ud = metrics.ud_scores(metrics.Segmentation(gold, gold_path), metrics.Segmentation(pred, pred_path))
-        result["metrics"] = {name.lower(): _ud_score(ud[name.lower()]) for name in metrics.UD_METRICS}
-        return result
-    if stage in ("tokenize", "pos", "parse"):
-        g = metrics.Segmentation(gold, gold_path)
-        p = metrics.Segmentation(pred, pred_path)
-        al = metrics.align(g, p)
-        words = metrics.word_score(al)
+    if stage in ALIGNED:
+        watched = gold if isinstance(gold, Watched) else Watched(gold, stage)
+        m = metrics.aligned_scores(watched, pred, gold_path, pred_path, train_forms if stage == "pos" else None,
+                                   heads=stage in (UD, "parse"))
+        if stage == UD:
+            result["metrics"] = {name.lower(): _ud_score(m[name.lower()]) for name in metrics.UD_METRICS}
+            return result
+        words = m["words"]
         result.update(words=words.gold, pred_words=words.system, aligned_words=words.correct)
         if words.correct != words.gold or words.system != words.gold:
             result["words_f1"] = _pct(words.f1)
         if stage == "tokenize":
-            detail = metrics.tokenization_scores(g, p, al)
+            detail = {name: m[name] for name in ("tokens", "sentences", "words")}
             for name, s in detail.items():
                 result[name + "_f1"] = _pct(s.f1)
             result["detail"] = {name: _prf(s) for name, s in detail.items()}
         elif stage == "pos":
-            tags = metrics.tagging_scores(g, p, train_forms, al)
             # UFeats and AllTags where the gold has features, Lemmas where it has lemmas
-            has = {c: any(r[c] != "_" for r in g.rows) for c in (FEATS, LEMMA)}
+            has = {c: c in watched.filled for c in (FEATS, LEMMA)}
             wanted = {"ufeats": has[FEATS], "alltags": has[FEATS], "lemmas": has[LEMMA]}
             for name in ("upos", "xpos", "ufeats", "alltags", "lemmas", "unseen_upos", "unseen_xpos"):
-                if name in tags and wanted.get(name, True):
-                    result[name] = _pct(tags[name].f1)
+                if name in m and wanted.get(name, True):
+                    result[name] = _pct(m[name].f1)
             if train_forms is not None:
-                result["unseen_words"] = tags["unseen_upos"].gold
+                result["unseen_words"] = m["unseen_upos"].gold
         else:
-            att = metrics.attachment_scores(g, p, al)
             for name in ("uas", "las", "uas_nopunct", "las_nopunct"):
-                result[name] = _pct(att[name].f1)
-            result["nopunct_words"] = att["uas_nopunct"].gold
+                result[name] = _pct(m[name].f1)
+            result["nopunct_words"] = m["uas_nopunct"].gold
         return result
 
+    gold, pred = list(gold), list(pred)
     what = f"{stage} scores"
     metrics.check_same_words(gold, pred, gold_path, pred_path, what)
     result["sentences"] = len(gold)
@@ -232,22 +257,25 @@ def evaluate(stage: str, gold: str, pred: Optional[str] = None, model: Optional[
         raise NlpipeError(f"unknown scheme '{scheme}' (expected one of: {', '.join(SCHEMES)})")
     if pred is not None and model is not None:
         raise NlpipeError("give either --pred or --model, not both")
-    gold_sents = _read(gold)
+    gold_sents = Watched(read_file(gold), stage)
     train_forms = _train_forms(train) if train else None
     speed = None
-    warnings = [gold_warning(stage, gold_sents, gold)]
+    run_warnings: List[str] = []
     if pred is not None:
-        pred_sents = _read(pred)
+        pred_sents = Watched(read_file(pred), stage)
         pred_name = pred
-        warnings.append(unfilled_warning(stage, pred_sents, pred))
+        result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
     else:
         if tags not in ("gold", "predicted"):
             raise NlpipeError(f"unknown tags '{tags}' (expected gold or predicted)")
-        pred_sents, speed, run_warnings = _run_model(stage, gold_sents, gold, model, device, gold_predicates,
-                                                     gold_parse, options, tags)
-        pred_name = f"<{stage} model output>"
-        warnings += run_warnings
-    result = score(stage, gold_sents, pred_sents, gold, pred_name, train_forms, scheme)
+        gold_list = list(gold_sents)
+        predicted, speed, run_warnings = _run_model(stage, gold_list, gold, model, device, gold_predicates,
+                                                    gold_parse, options, tags)
+        result = score(stage, gold_list, predicted, gold, f"<{stage} model output>", train_forms, scheme)
+    warnings = [gold_warning(stage, gold_sents.absent(), gold)]
+    if pred is not None:
+        warnings.append(unfilled_warning(stage, pred_sents.absent(), pred))
+    warnings += run_warnings
     result["gold_file"] = gold
     if pred is not None:
         result["pred_file"] = pred

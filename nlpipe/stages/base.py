@@ -32,14 +32,24 @@ class Columns:
     def absent(self, sentences: Iterable[Sentence]) -> Optional[str]:
         """Why none of ``sentences`` carries this annotation at all (``None``: some word does, or
         there are no words)."""
-        words = [w for s in sentences for w in s.words]
-        if not words:
-            return None
+        words = False
+        for s in sentences:
+            if self.carried(s):
+                return None
+            words = words or bool(s.words)
+        return self.missing if words else None
+
+    def carried(self, sentence: Sentence) -> bool:
+        """Whether some word of ``sentence`` carries this annotation (one of the fields not ``_``, a
+        MISC key)."""
         if self.fields:
-            return "every word has '_'" if all(w[c] == "_" for w in words for c in self.fields) else None
-        if any(misc_get(w[MISC], key) is not None for w in words for key in self.misc):
-            return None
-        return f"no word has {self.misc[0]}="
+            return any(w[c] != "_" for w in sentence.words for c in self.fields)
+        return any(misc_get(w[MISC], key) is not None for w in sentence.words for key in self.misc)
+
+    @property
+    def missing(self) -> str:
+        """What :meth:`absent` says of words none of which carries this annotation."""
+        return "every word has '_'" if self.fields else f"no word has {self.misc[0]}="
 
     def filled(self, sentence: Sentence) -> bool:
         """Whether ``sentence`` already carries this annotation."""

@@ -71,8 +71,7 @@ class Tokenizer:
         doc = _doc_name(name)
         n = 0
         if mode == "raw":
-            units: Iterable[Tuple[str, Iterable[SentenceSpan], bool]] = (
-                (text, spans, True) for text, spans in self.segment(_paragraphs(stream, name)))
+            units = self._paragraph_units(stream, name)
         else:
             units = self._lines_as_sentences(_lines(stream, name))
         for text, spans, new_paragraph in units:
@@ -92,6 +91,10 @@ class Tokenizer:
                     last = _last_token_row(rows)
                     last[MISC] = misc_prob(last[MISC], "SentEndProb", end_prob[0])
                 yield Sentence(comments, rows)
+
+    def _paragraph_units(self, stream: IO[str], name: str) -> Iterator[Tuple[str, Iterable[SentenceSpan], bool]]:
+        """``(text, its sentences, starts a paragraph)`` of raw text: here one unit per paragraph."""
+        return ((text, spans, True) for text, spans in self.segment(_paragraphs(stream, name)))
 
     def _lines_as_sentences(self, lines: Iterable[Tuple[str, bool]]
                             ) -> Iterator[Tuple[str, List[SentenceSpan], bool]]:
@@ -178,9 +181,34 @@ class RuleTokenizer(Tokenizer):
         self.sentences = sentences
         self.words = words
 
+    # A paragraph (lines up to a blank line) longer than this many characters is read in pieces cut
+    # at line ends: the sentences of a piece but its last are given out, the last goes on into the next
+    # piece. Sentence ends are the same as in the whole paragraph (Punkt and the extra rules look a
+    # token or two around a boundary) and memory stays bounded in a text without blank lines. A single
+    # line is held whole (up to nlpipe.io.inputs.MAX_LINE).
+    MAX_PARAGRAPH = 1 << 20
+
     def segment(self, paragraphs: Iterable[str]) -> Iterator[Tuple[str, Iterable[SentenceSpan]]]:
         for text in paragraphs:
-            yield text, ((s, e, self.words.tokens(text, s, e)) for s, e in self.sentences.bounds(text))
+            yield text, self._spans(text, self.sentences.bounds(text))
+
+    def _spans(self, text: str, bounds: Iterable[Tuple[int, int]]) -> Iterator[SentenceSpan]:
+        return ((s, e, self.words.tokens(text, s, e)) for s, e in bounds)
+
+    def _paragraph_units(self, stream: IO[str], name: str) -> Iterator[Tuple[str, Iterable[SentenceSpan], bool]]:
+        carry = ""  # the paragraph's last sentence so far, not given out yet
+        new = False
+        for piece, starts, ends in _paragraph_pieces(stream, name, self.MAX_PARAGRAPH):
+            new = new or starts
+            text = carry + "\n" + piece if carry and piece else carry or piece
+            bounds = self.sentences.bounds(text)
+            carry = ""
+            if not ends and bounds:
+                last = bounds.pop()[0]
+                carry, text = text[last:], text[:last]
+            if bounds:
+                yield text, self._spans(text, bounds), new
+                new = False
 
 
 def _doc_name(name: str) -> str:
@@ -206,16 +234,28 @@ def _lines(stream: IO[str], name: str) -> Iterator[Tuple[str, bool]]:
 
 def _paragraphs(stream: IO[str], name: str) -> Iterator[str]:
     """Paragraph texts (lines joined by newlines); blank or whitespace-only lines separate them."""
+    return (text for text, _, _ in _paragraph_pieces(stream, name))
+
+
+def _paragraph_pieces(stream: IO[str], name: str, cap: Optional[int] = None) -> Iterator[Tuple[str, bool, bool]]:
+    """``(text, starts a paragraph, ends it)`` of :func:`_paragraphs`, a paragraph longer than ``cap``
+    characters in pieces cut at line ends (joined again by a newline, a piece is its paragraph's text)."""
     lines: List[str] = []
+    size = 0
+    starts = True
     for _, line in content_lines(stream, name):
         if not line or line.isspace():
-            if lines:
-                yield "\n".join(lines)
-                lines = []
+            if lines or not starts:
+                yield "\n".join(lines), starts, True
+                lines, size, starts = [], 0, True
             continue
         lines.append(line)
-    if lines:
-        yield "\n".join(lines)
+        size += len(line) + 1
+        if cap is not None and size > cap:
+            yield "\n".join(lines), starts, False
+            lines, size, starts = [], 0, False
+    if lines or not starts:
+        yield "\n".join(lines), starts, True
 
 
 def rule_features(words: Dict[str, Any], punkt: Optional[Dict[str, Any]] = None) -> Any:
