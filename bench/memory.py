@@ -40,11 +40,11 @@ print(json.dumps({"rc": r.returncode, "err": r.stderr[-300:],
 """
 
 
-def peak(cmd: list) -> dict:
-    """``{"rc", "err", "rss_mb", "seconds"}`` of one run of ``cmd`` in a fresh process."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def peak(cmd: list, tree: Path = REPO) -> dict:
+    """``{"rc", "err", "rss_mb", "seconds"}`` of one run of ``cmd`` in a fresh process, nlpipe from ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", MEASURE] + cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    out = subprocess.run([sys.executable, "-c", MEASURE] + cmd, capture_output=True, text=True, env=env, cwd=tree)
     result = json.loads(out.stdout)
     result["seconds"] = time.perf_counter() - t
     return result

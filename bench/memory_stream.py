@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -39,27 +37,9 @@ sys.path.insert(0, str(REPO))
 
 from nlpipe.io.conllu import DEPREL, DEPS, HEAD, FORM, ID, MISC, UPOS, Sentence, read_file  # noqa: E402
 from nlpipe.io.raw_text import raw_text  # noqa: E402
+from memory import peak  # noqa: E402  (bench/memory.py: this script's folder is on sys.path)
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
-
-# Runs a command, reports its exit status and the peak resident size of its process (children's rusage).
-MEASURE = """
-import json, resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-print(json.dumps({"rc": r.returncode, "err": r.stderr[-300:],
-                  "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
-"""
-
-
-def peak(cmd: List[str], tree: Path = REPO) -> Dict:
-    """``{"rc", "err", "rss_mb", "seconds"}`` of one run of ``cmd`` in a fresh process, nlpipe from ``tree``."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", MEASURE] + cmd, capture_output=True, text=True, env=env, cwd=tree)
-    result = json.loads(out.stdout)
-    result["seconds"] = time.perf_counter() - t
-    return result
-
 
 def _renumber(rows: List[List[str]]) -> List[List[str]]:
     """Rows whose word IDs may have gaps or repeats (after edits) numbered 1..n again, heads and ranges
