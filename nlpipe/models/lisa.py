@@ -237,7 +237,8 @@ class LisaModel:
         out = self.inference.encode(a["words"], a["shapes"], mask, a.get("heads"), own)
         parses: List[Any] = [None] * len(examples)
         if parse:
-            heads = diagonal_root_trees(out["s_arc"], mask.sum(1))
+            s_arc = out["s_arc"] if "s_arc" in out else self.inference.arc_scores(out["parse_states"], mask)
+            heads = diagonal_root_trees(s_arc, mask.sum(1))
             parses = self._parses(heads, self.inference.labels(out["parse_states"], heads, mask), examples)
         tags = out["tags"]
         preds, flat = self._predicates(examples, given_preds, tags.argmax(-1) if not given_preds else None, mask)

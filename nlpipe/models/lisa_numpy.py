@@ -128,8 +128,9 @@ class LisaInference:
 
     def encode(self, words: np.ndarray, shapes: np.ndarray, mask: np.ndarray,
                heads: Optional[np.ndarray] = None, own: str = "argmax") -> Dict[str, np.ndarray]:
-        """``states [b, T, d]``, ``tags [b, T, n_tags]`` (scores) and, with syntax, ``s_arc``,
-        ``parse_states`` (the syntactic layer's input) and, where head 0 attended one-hot, ``heads``.
+        """``states [b, T, d]``, ``tags [b, T, n_tags]`` (scores) and, with syntax, ``parse_states``
+        (the syntactic layer's input), ``s_arc`` (without given ``heads``) and, where head 0 attended
+        one-hot, ``heads``.
         ``heads`` None: the model's own parse, ``own`` (argmax, tree or marginals)."""
         b, n = words.shape
         x = self.proj(np.concatenate([self.words[words], self.shapes[shapes]], -1)) + self.positions[:n]
@@ -137,12 +138,13 @@ class LisaInference:
         for i, layer in enumerate(self.layers):
             weights = None
             if self.syntax and i == self.hp["parse_layer"]:
-                s_arc = out["s_arc"] = self.arc_scores(x, mask)
                 out["parse_states"] = x
-                if heads is None and own == "marginals":
-                    weights = tree_marginals(s_arc, mask)
-                elif heads is None:
-                    heads = diagonal_root_trees(s_arc, mask.sum(1)) if own == "tree" else s_arc.argmax(-1)
+                if heads is None:   # the arc scores are left out where the given parse makes them moot
+                    s_arc = out["s_arc"] = self.arc_scores(x, mask)
+                    if own == "marginals":
+                        weights = tree_marginals(s_arc, mask)
+                    else:
+                        heads = diagonal_root_trees(s_arc, mask.sum(1)) if own == "tree" else s_arc.argmax(-1)
                 if weights is None:
                     heads = out["heads"] = np.clip(heads, 0, n - 1)
                 x = layer(x, mask, heads, weights)
