@@ -303,3 +303,18 @@ def test_without_write_parse_head_and_deprel_are_the_inputs(trained, tmp_path):
         out = list(load_stage("srl", str(folder), own_parse="tree").annotate(strip_stage("srl", gold)))
         assert [[(w[HEAD], w[DEPREL]) for w in s.words] for s in out] == \
                [[(w[HEAD], w[DEPREL]) for w in s.words] for s in gold]
+
+
+def test_bench_scores_every_mode_on_a_small_file(trained):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from srl_modes import score_mode, table
+
+    gold = list(read_file(TRAIN))
+    rows = {mode: score_mode(mode, str(folder), gold, gold) for mode, folder in trained.items()}
+    assert set(rows["lisa"]) == {"own", "own_tree", "biaffine", "gold", "uas"}
+    assert set(rows["spigot"]) == {"own", "biaffine", "gold", "uas"}
+    assert all(0 <= row["uas"] <= 100 for row in rows.values())
+    text = table({"split": "dev", "sentences": 4, "seed": 1, "minutes": 0.1, "rows": rows})
+    assert text.splitlines()[2].startswith("lisa") and "own tree" in text
