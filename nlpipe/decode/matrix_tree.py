@@ -25,11 +25,13 @@ def nonprojective_marginals(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     valid = words[:, :, None] & words[:, None, :] & ~np.eye(n, dtype=bool)  # [b, dep, head]
     arcs = np.where(valid, s[:, 1:, 1:], -np.inf)
     roots = np.where(words, s[:, 1:, 0], -np.inf)
-    # one shift per sentence keeps exp() in range; the marginals do not depend on it
-    shift = np.maximum(arcs.max((1, 2)), roots.max(1))
+    # one shift per dependent keeps exp() in range (every tree has one arc per dependent, so the
+    # marginals do not depend on it) and keeps each dependent's best head at exp(0) = 1: no column
+    # of the Laplacian underflows to zero, however far apart the words' scores are
+    shift = np.maximum(arcs.max(2), roots)                                # [b, dep]
     shift = np.where(np.isfinite(shift), shift, 0.0)
-    a = np.exp(arcs - shift[:, None, None]).transpose(0, 2, 1)           # [b, head, dep]
-    r = np.exp(roots - shift[:, None])                                    # [b, dep]
+    a = np.exp(arcs - shift[:, :, None]).transpose(0, 2, 1)              # [b, head, dep]
+    r = np.exp(roots - shift)                                             # [b, dep]
     lap = -a
     idx = np.arange(n)
     lap[:, idx, idx] = a.sum(1) + ~words                                  # padding: identity rows
