@@ -3,8 +3,10 @@
 Reads FORM (and LEMMA for senses; HEAD with ``parse_from_input``; ``Pred=`` with
 ``predicates_from_input``); writes MISC ``Pred=`` (``predicates``) or ``Pred=`` and ``SRL=`` (``srl``),
 and with ``write_parse`` HEAD and DEPREL: the model's own best tree (Chu-Liu-Edmonds over its
-syntactic head's arc scores, whatever that head attended to) labelled by its label scorer. Sentences are read in chunks, sorted by length and run in batches; role labels of all
-predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
+syntactic head's arc scores, whatever that head attended to) labelled by its label scorer (``root``
+for the root word only). Sentences are read in chunks, sorted by length and run in batches; role
+labels of all predicates of a batch are decoded together by the BIO-constrained Viterbi of
+:mod:`nlpipe.decode.chain`.
 
 A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
 labels, sense tables; the BIO role labels are config ``labels``, older models repeat them as ``roles``) and ``weights.pt`` (plain tensors, ``weights_only=True``).
