@@ -336,7 +336,8 @@ def test_numpy_inference_computes_what_the_torch_network_computes(model_dir):
     a = fast.arrays(examples, heads=True)
     t = slow.tensors(examples, heads=True)
     for heads in (a["heads"], None):  # the input's parse, then the model's own
-        states, tags = fast.inference.encode(a["words"], a["shapes"], a["mask"], heads)
+        out_np = fast.inference.encode(a["words"], a["shapes"], a["mask"], heads)
+        states, tags = out_np["states"], out_np["tags"]
         with torch.no_grad():
             out = slow.net.encode(t["words"], t["shapes"], t["mask"], None if heads is None else t["heads"])
             preds = torch.tensor([[0, 1], [1, 0], [1, 2]])

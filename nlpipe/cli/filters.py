@@ -12,6 +12,7 @@ import click
 
 from nlpipe.cli import options as O
 from nlpipe.errors import NlpipeError
+from nlpipe.nn.syntax_modes import OWN_PARSES
 
 @click.command()
 @O.INPUT
@@ -72,7 +73,13 @@ srl = _stage_command(
     click.option("--predicates-from-input", is_flag=True,
                  help="Label the predicates marked Pred= in the input instead of predicting them."),
     O.probs("the probability of each predicate it predicts as MISC PredProb= (those of the input keep "
-            "theirs)"))
+            "theirs)"),
+    click.option("--own-parse", type=click.Choice(OWN_PARSES), default=None,
+                 help="Without --parse-from-input, what the syntactic head attends to: each word's best head, "
+                      "the best tree (Chu-Liu-Edmonds) or the tree marginals (default: what the model's "
+                      "--syntax mode attends to; lisa: argmax)."),
+    click.option("--write-parse", is_flag=True,
+                 help="Also write HEAD and DEPREL: the model's own best tree, labelled by its label scorer."))
 
 
 @click.command(name="parse")

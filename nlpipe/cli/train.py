@@ -16,6 +16,7 @@ import click
 from nlpipe.cli import options as O
 from nlpipe.cli.output import echo_result
 from nlpipe.errors import NlpipeError
+from nlpipe.nn.syntax_modes import MODES
 from nlpipe.registry import STAGES
 from nlpipe.train.pipeline import PARTS as PIPELINE_PARTS   # light: its trainers load when they run
 
@@ -415,6 +416,12 @@ def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], 
 @O.dev_file("the same format, for early stopping")
 @O.OUT_DIR
 @click.option("--no-syntax", is_flag=True, help="The SA baseline: no syntactically supervised head.")
+@click.option("--syntax", type=click.Choice(MODES), default=None,
+              help="How the syntactic head learns: lisa (attends to the gold tree), marginals (structured "
+                   "attention over the tree CRF's marginals), ste or spigot (attends to its own best tree; "
+                   "straight-through or SPIGOT gradient). Default lisa (with --init: the model's).")
+@click.option("--eta", type=float, default=None, help="--syntax spigot: the step size of the projected "
+                                                      "gradient step (default 1).")
 @click.option("--layers", type=int, default=None, help="Self-attention layers (default 4).")
 @click.option("--d-model", type=int, default=None, help="Model width (default 192).")
 @click.option("--heads", type=int, default=None, help="Attention heads (default 6).")

@@ -130,3 +130,29 @@ def projective_mask(heads: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     cross = (li < lj) & (lj < ri) & (ri < rj)
     both = valid[:, :, None] & valid[:, None, :]
     return ~(cross & both).any((1, 2))
+
+
+def diagonal_root_trees(scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Highest-scoring trees (one root word) of a batch in the self-loop convention of LISA:
+    ``scores [b, T, T]`` (dep, head) over the words, ``scores[b, d, d]`` the score of ``d`` being
+    the root. Returns ``heads [b, T]``: 0-based parents, the root pointing to itself, padding 0.
+
+    Rows whose per-word argmax is already such a tree keep it (Chu-Liu-Edmonds would return it too).
+    """
+    b, n = scores.shape[:2]
+    pos = np.arange(n)
+    argmax = scores.argmax(-1)
+    rooted = np.zeros((b, n + 1), dtype=np.int64)      # HEAD numbers, root 0
+    rooted[:, 1:] = np.where(argmax == pos, 0, argmax + 1)
+    rooted[:, 1:][pos[None] >= lengths[:, None]] = 0
+    ok = tree_mask(rooted, lengths)
+    for i in np.flatnonzero(~ok):
+        m = int(lengths[i])
+        w = scores[i, :m, :m].astype(np.float64)
+        s = np.full((m + 1, m + 1), NEG_INF)
+        s[1:, 1:] = w
+        s[1:, 0] = np.diagonal(w)
+        rooted[i, :m + 1] = chu_liu_edmonds(s)
+    heads = rooted[:, 1:] - 1
+    heads = np.where(heads < 0, pos[None], heads)
+    return np.where(pos[None] < lengths[:, None], heads, 0)

@@ -44,8 +44,19 @@ def nonprojective_log_partition(scores: torch.Tensor, mask: torch.Tensor) -> tor
     return torch.linalg.slogdet(lap)[1] + lengths * shift
 
 
-def marginals(scores: torch.Tensor, mask: torch.Tensor, projective: bool = False) -> torch.Tensor:
-    """Arc marginals ``[batch, N, N]`` (``[b, dep, head]``), in the dtype of ``scores``."""
+def marginals(scores: torch.Tensor, mask: torch.Tensor, projective: bool = False,
+              differentiable: bool = False) -> torch.Tensor:
+    """Arc marginals ``[batch, N, N]`` (``[b, dep, head]``), in the dtype of ``scores``.
+
+    ``differentiable``: the marginals keep their graph back to ``scores`` (structured attention
+    trains through them: a second derivative of log Z)."""
+    if differentiable:
+        s = scores.double()
+        if not s.requires_grad:
+            s = s.requires_grad_()
+        log_z = projective_log_partition(s, mask) if projective else nonprojective_log_partition(s, mask)
+        (grad,) = torch.autograd.grad(log_z.sum(), s, create_graph=True)
+        return grad.to(scores.dtype)
     with torch.enable_grad():
         s = scores.detach().double().requires_grad_()
         log_z = projective_log_partition(s, mask) if projective else nonprojective_log_partition(s, mask)

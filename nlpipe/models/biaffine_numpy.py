@@ -7,7 +7,7 @@ N]`` scores ``s_arc[b, dep, head]``.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -53,13 +53,8 @@ class BiaffineInference:
         self.upos, self.xpos = p[e + "upos.weight"], p[e + "xpos.weight"]
         self.lstm = BiLSTMStack(p, e + "lstm.")
         self.arc_dep, self.arc_head = Linear(p, "arc_dep.linear"), Linear(p, "arc_head.linear")
-        self.rel_dep, self.rel_head = Linear(p, "rel_dep.linear"), Linear(p, "rel_head.linear")
         self.arc_w, self.arc_b = p["arc_w"], p["arc_b"]
-        rel_w = p["rel_w"]                                                     # [L, r, r]
-        self.n_rels, r = rel_w.shape[0], rel_w.shape[1]
-        self.rel_w = np.ascontiguousarray(rel_w.transpose(1, 0, 2).reshape(r, -1))   # [r, L * r]
-        self.rel_linear = Linear(p, "rel_linear")
-        self.root_rel = root_rel
+        self.rels = RelScorer(p, "", root_rel)
 
     def encode(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> np.ndarray:
         """Token states ``[b, N, 2H]`` from the id arrays (``lengths``: positions of each row, root included)."""
@@ -92,17 +87,43 @@ class BiaffineInference:
     def labels(self, h: np.ndarray, heads: np.ndarray, words: np.ndarray) -> np.ndarray:
         """The label of each word (``words [b, N]`` true) attached to its head in ``heads``, as a flat
         ``[n_words]`` array; only the words are scored (not the root or the padding)."""
+        return self.rels(h, heads, words, heads[words] == 0)
+
+
+class RelScorer:
+    """The biaffine label scorer of a saved network (arrays ``{prefix}rel_dep.linear``, ``rel_head``,
+    ``rel_w``, ``rel_linear``): the best label of each word for a given head."""
+
+    def __init__(self, p: Dict[str, np.ndarray], prefix: str, root_rel: Optional[int]):
+        """``root_rel``: the label of the root word and of no other word (None: no such label)."""
+        self.rel_dep, self.rel_head = Linear(p, prefix + "rel_dep.linear"), Linear(p, prefix + "rel_head.linear")
+        rel_w = p[prefix + "rel_w"]                                            # [L, r, r]
+        self.n_rels, r = rel_w.shape[0], rel_w.shape[1]
+        self.rel_w = np.ascontiguousarray(rel_w.transpose(1, 0, 2).reshape(r, -1))   # [r, L * r]
+        self.rel_linear = Linear(p, prefix + "rel_linear")
+        self.root_rel = root_rel
+
+    def __call__(self, h: np.ndarray, heads: np.ndarray, words: np.ndarray, is_root: np.ndarray) -> np.ndarray:
+        """Labels ``[n_words]`` of the words (``words [b, N]`` true) attached to the positions
+        ``heads [b, N]`` of the states ``h [b, N, d]``; ``is_root [n_words]``: which is the root word."""
         dep = leaky_relu(self.rel_dep(h[words]))                               # [w, r]
         rows = np.nonzero(words)[0]
         head = leaky_relu(self.rel_head(h[rows, heads[words]]))               # [w, r]
         w, r = dep.shape
         bilinear = ((dep @ self.rel_w).reshape(w, self.n_rels, r) @ head[:, :, None])[:, :, 0]
         s_rel = bilinear + self.rel_linear(np.concatenate([dep, head], -1))    # [w, L]
-        is_root = heads[words] == 0
-        s_rel[:, self.root_rel] = np.where(is_root, s_rel[:, self.root_rel], -np.inf)
-        out = s_rel.argmax(-1)
-        out[is_root] = self.root_rel
-        return out
+        return pick_labels(s_rel, is_root, self.root_rel)
+
+
+def pick_labels(s_rel: np.ndarray, is_root: np.ndarray, root_rel: Optional[int]) -> np.ndarray:
+    """The best label ids ``[...]`` of the scores ``s_rel [..., L]``: ``root_rel`` for the root
+    words (``is_root [...]``) and for no other (None: the plain argmax). ``s_rel`` is changed."""
+    if root_rel is None:
+        return s_rel.argmax(-1)
+    s_rel[..., root_rel] = np.where(is_root, s_rel[..., root_rel], -np.inf)
+    out = s_rel.argmax(-1)
+    out[is_root] = root_rel
+    return out
 
 
 def tree_rows(heads: np.ndarray, rels: np.ndarray, lengths: List[int], labels: List[str]

@@ -13,11 +13,22 @@ from nlpipe.io.misc import NO_SENSE, frames_from_misc, predicates
 from nlpipe.decode import chain
 from nlpipe.tags import bio_constraints, repair_ids, spans_to_bio
 from nlpipe.errors import InputError
+from nlpipe.nn.syntax_modes import syntax_mode
 from nlpipe.nn.weights import load_model, save_model_dir
+from nlpipe.decode.mst import diagonal_root_trees
+from nlpipe.models.biaffine_numpy import pick_labels
 from nlpipe.models.lisa_numpy import LisaInference, expected_shapes
 
 ARCH = "lisa.v1"
 PRED_SUFFIX = ":P"  # joint tag of a predicate: "VBD:P"
+ROOT = "root"       # the DEPREL of the root word, where the labels have it
+
+# What :meth:`LisaModel.predict` returns per sentence: predicate positions, BIO role tags per
+# predicate and, when asked, the model's own parse as (HEAD numbers, DEPREL labels) and each
+# predicate's probability (else None)
+Prediction = Tuple[List[int], List[List[str]], Optional[Tuple[List[int], List[str]]], Optional[List[float]]]
+# (predicates, flat (example, position) list, role log-probabilities, parses, predicate probabilities)
+Scores = Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray, List[Any], Optional[np.ndarray]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,6 +112,7 @@ class LisaModel:
         from nlpipe.vocab import label_vocab
 
         self.vocab, self.hyper = vocab, hyper
+        self.syntax_mode = syntax_mode(hyper)   # checked before anything is built
         self.words = word_vocab(vocab["words"])
         self.tag_vocab, self.rel_vocab, self.role_vocab = (label_vocab(vocab[k]) for k in ("tags", "rels", "roles"))
         self.tags: List[str] = vocab["tags"]
@@ -117,7 +129,7 @@ class LisaModel:
 
             sizes = {"words": len(self.words), "shapes": len(SHAPES), "tags": len(self.tags), "rels": len(self.rels),
                      "roles": len(self.roles)}
-            self.inference = LisaInference(params, hyper, expected_shapes(hyper, sizes))
+            self.inference = LisaInference(params, hyper, expected_shapes(hyper, sizes), self._root_rel())
             return
         import torch
 
@@ -173,29 +185,43 @@ class LisaModel:
                 for k, v in self.arrays(examples, gold, heads).items()}
 
     def predict(self, examples: Sequence[Example], given_heads: bool, given_preds: bool,
-                viterbi: bool = True, threads: int = 0, probs: bool = False
-                ) -> List[Tuple[List[int], List[List[str]], Optional[List[float]]]]:
-        """``(predicate positions, BIO role tags per predicate, each predicate's probability)`` for
-        each example (one batch); the probabilities only with ``probs`` and predicted predicates
-        (else None): the tagger's probability mass on the joint tags that mark a predicate.
-        ``threads`` > 0 runs a torch network with that many torch threads (restored afterwards)."""
+                viterbi: bool = True, threads: int = 0, own: str = "argmax", parse: bool = False,
+                probs: bool = False) -> List[Prediction]:
+        """``(predicate positions, BIO role tags per predicate, parse, each predicate's probability)``
+        for each example (one batch). Without ``given_heads`` the syntactic head attends to the model's
+        ``own`` parse (argmax, tree or marginals); ``parse``: also the model's best tree as (HEAD,
+        DEPREL), else None; ``probs`` with predicted predicates: the tagger's probability mass on the
+        joint tags that mark a predicate, else None. ``threads`` > 0 runs a torch network with that
+        many torch threads (restored afterwards)."""
         probs = probs and not given_preds
         if self.inference is not None:
-            preds, flat, scores, pred_p = self._scores_numpy(examples, given_heads, given_preds, probs)
+            preds, flat, scores, parses, pred_p = self._scores_numpy(examples, given_heads, given_preds, own, parse,
+                                                                     probs)
         else:
             torch = self.torch
             previous = torch.get_num_threads()
             if threads > 0 and threads != previous:
                 torch.set_num_threads(threads)
             try:
-                preds, flat, scores, pred_p = self._scores_torch(examples, given_heads, given_preds, probs)
+                preds, flat, scores, parses, pred_p = self._scores_torch(examples, given_heads, given_preds, own,
+                                                                         parse, probs)
             finally:
                 if torch.get_num_threads() != previous:
                     torch.set_num_threads(previous)
         chosen = [None if pred_p is None else pred_p[i, p].tolist() for i, p in enumerate(preds)]
-        if not flat:
-            return [(p, [], c) for p, c in zip(preds, chosen)]
-        return [(p, roles, c) for (p, roles), c in zip(self._decode(examples, preds, flat, scores, viterbi), chosen)]
+        labelled = self._decode(examples, preds, flat, scores, viterbi) if flat else [(p, []) for p in preds]
+        return [(p, r, t, c) for (p, r), t, c in zip(labelled, parses, chosen)]
+
+    def _parses(self, heads: np.ndarray, rels: np.ndarray, examples: Sequence[Example]
+                ) -> List[Optional[Tuple[List[int], List[str]]]]:
+        """(HEAD numbers, DEPREL labels) of each example from LISA's ``heads, rels [b, T]``."""
+        out: List[Optional[Tuple[List[int], List[str]]]] = []
+        for i, e in enumerate(examples):
+            n = len(e.forms)
+            h = heads[i, :n]
+            out.append(([0 if int(h[j]) == j else int(h[j]) + 1 for j in range(n)],
+                        [self.rels[r] for r in rels[i, :n]]))
+        return out
 
     def _predicates(self, examples: Sequence[Example], given_preds: bool, tags: Any, mask: np.ndarray
                     ) -> Tuple[List[List[int]], List[Tuple[int, int]]]:
@@ -208,30 +234,44 @@ class LisaModel:
             preds = [np.flatnonzero(is_pred[i]).tolist() for i in range(len(examples))]
         return preds, [(i, p) for i, ps in enumerate(preds) for p in ps]
 
-    def _scores_numpy(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, probs: bool = False
-                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray, Optional[np.ndarray]]:
-        """Predicates, role log-probabilities ``[P, T, n_roles]`` and, with ``probs``, every word's
-        probability of being a predicate ``[b, T]``, by the numpy network."""
+    def _scores_numpy(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, own: str,
+                      parse: bool, probs: bool = False) -> Scores:
+        """Predicates, role log-probabilities ``[P, T, n_roles]``, parses (see :meth:`predict`) and,
+        with ``probs``, every word's probability of being a predicate ``[b, T]``, by the numpy network."""
         from nlpipe.models.neural_numpy import log_softmax, softmax
 
         assert self.inference is not None
         a = self.arrays(examples, heads=given_heads)
-        states, tags = self.inference.encode(a["words"], a["shapes"], a["mask"], a.get("heads"))
-        preds, flat = self._predicates(examples, given_preds, tags.argmax(-1) if not given_preds else None, a["mask"])
+        mask = a["mask"]
+        out = self.inference.encode(a["words"], a["shapes"], mask, a.get("heads"), own)
+        parses: List[Any] = [None] * len(examples)
+        if parse:
+            s_arc = out["s_arc"] if "s_arc" in out else self.inference.arc_scores(out["parse_states"], mask)
+            heads = diagonal_root_trees(s_arc, mask.sum(1))
+            parses = self._parses(heads, self.inference.labels(out["parse_states"], heads, mask), examples)
+        tags = out["tags"]
+        preds, flat = self._predicates(examples, given_preds, tags.argmax(-1) if not given_preds else None, mask)
         pred_p = (softmax(tags) * self.is_pred).sum(-1) if probs else None
         if not flat:
-            return preds, flat, np.zeros((0, 0, len(self.roles))), pred_p
-        return preds, flat, log_softmax(self.inference.role_scores(states, np.array(flat, dtype=np.int64))), pred_p
+            return preds, flat, np.zeros((0, 0, len(self.roles))), parses, pred_p
+        scores = log_softmax(self.inference.role_scores(out["states"], np.array(flat, dtype=np.int64)))
+        return preds, flat, scores, parses, pred_p
 
-    def _scores_torch(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, probs: bool = False
-                      ) -> Tuple[List[List[int]], List[Tuple[int, int]], np.ndarray, Optional[np.ndarray]]:
+    def _scores_torch(self, examples: Sequence[Example], given_heads: bool, given_preds: bool, own: str,
+                      parse: bool, probs: bool = False) -> Scores:
         """As :meth:`_scores_numpy`, by the torch network."""
         torch = self.torch
         self.net.eval()
         with torch.no_grad():
             t = self.tensors(examples, heads=given_heads)
             mask = t["mask"]
-            out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"))
+            out = self.net.encode(t["words"], t["shapes"], mask, t.get("heads"), own)
+            parses: List[Any] = [None] * len(examples)
+            if parse:
+                heads = diagonal_root_trees(out["s_arc"].cpu().numpy(), mask.sum(1).cpu().numpy())
+                s_rel = self.net.rel_scores(out, torch.from_numpy(heads).to(self.device)).cpu().numpy()
+                is_root = heads == np.arange(heads.shape[1])[None]
+                parses = self._parses(heads, pick_labels(s_rel, is_root, self._root_rel()), examples)
             tags = None if given_preds else out["tags"].argmax(-1).cpu().numpy()
             preds, flat = self._predicates(examples, given_preds, tags, mask.cpu().numpy())
             pred_p = None
@@ -239,9 +279,13 @@ class LisaModel:
                 is_pred = torch.from_numpy(self.is_pred).to(self.device)
                 pred_p = out["tags"].softmax(-1)[..., is_pred].sum(-1).cpu().numpy()
             if not flat:
-                return preds, flat, np.zeros((0, 0, len(self.roles))), pred_p
+                return preds, flat, np.zeros((0, 0, len(self.roles))), parses, pred_p
             idx = torch.tensor(flat, dtype=torch.long, device=self.device)
-            return preds, flat, self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy(), pred_p
+            return preds, flat, self.net.role_scores(out["states"], idx).log_softmax(-1).cpu().numpy(), parses, pred_p
+
+    def _root_rel(self) -> Optional[int]:
+        """The id of the root word's DEPREL (None: the labels have no ``root``)."""
+        return self.rels.index(ROOT) if ROOT in self.rels else None
 
     def _decode(self, examples: Sequence[Example], preds: List[List[int]], flat: List[Tuple[int, int]],
                 scores: np.ndarray, viterbi: bool) -> List[Tuple[List[int], List[List[str]]]]:

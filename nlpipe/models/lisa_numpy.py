@@ -3,14 +3,20 @@
 The same network as :class:`nlpipe.nn.lisa.LISA` in eval mode, from the plain arrays of its saved
 state (``weights.pt`` read by :func:`nlpipe.io.model_dir.read_tensors_numpy`). Shapes as there:
 ``words, shapes, mask, heads [batch, T]`` (``heads``: 0-based parent positions, the root pointing to
-itself), ``preds [P, 2]`` (batch row, position).
+itself), ``preds [P, 2]`` (batch row, position). Without given heads, the syntactic head attends to
+the model's own parse: its argmax, its best tree (:func:`~nlpipe.decode.mst.diagonal_root_trees`) or
+its tree marginals (:func:`~nlpipe.decode.matrix_tree.nonprojective_marginals`), see
+:mod:`nlpipe.nn.syntax_modes`.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 import numpy as np
 
+from nlpipe.decode.matrix_tree import nonprojective_marginals
+from nlpipe.decode.mst import diagonal_root_trees
+from nlpipe.models.biaffine_numpy import RelScorer
 from nlpipe.models.neural_numpy import Linear, check_shapes, layer_norm, leaky_relu, linear_shapes, softmax
 
 MASKED = -1e9  # attention logits of padding keys and arc scores of padding heads, as in the torch network
@@ -26,8 +32,10 @@ class _Layer:
         self.norm2 = (p[prefix + "norm2.weight"], p[prefix + "norm2.bias"])
         self.h = heads
 
-    def __call__(self, x: np.ndarray, mask: np.ndarray, heads: Optional[np.ndarray]) -> np.ndarray:
-        """``x [b, T, d]``; ``heads [b, T]``: head 0 attends to each word's syntactic parent only."""
+    def __call__(self, x: np.ndarray, mask: np.ndarray, heads: Optional[np.ndarray] = None,
+                 weights: Optional[np.ndarray] = None) -> np.ndarray:
+        """``x [b, T, d]``; ``heads [b, T]``: head 0 attends to each word's syntactic parent only;
+        ``weights [b, T, T]``: head 0's attention weights (rows of padding 0)."""
         b, n, d = x.shape
         dk = d // self.h
         q, k, v = self.qkv(x).reshape(b, n, 3, self.h, dk).transpose(2, 0, 3, 1, 4)   # [b, h, T, dk] each
@@ -37,6 +45,8 @@ class _Layer:
         if heads is not None:
             # a one-hot attention row takes its parent's value, and nothing on padding rows
             ctx[:, 0] = np.take_along_axis(v[:, 0], heads[..., None], 1) * mask[..., None]
+        elif weights is not None:
+            ctx[:, 0] = weights @ v[:, 0]
         ctx = ctx.transpose(0, 2, 1, 3).reshape(b, n, d)
         x = layer_norm(x + self.out(ctx), *self.norm1)
         return layer_norm(x + self.ff2(np.maximum(self.ff1(x), 0)), *self.norm2)
@@ -70,11 +80,28 @@ def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tupl
     return out
 
 
-class LisaInference:
-    """Token states, joint tag scores and role scores of a saved LISA network. ``expected``: the
-    shapes the config makes (:func:`expected_shapes`), checked first."""
+def tree_marginals(s_arc: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Arc marginals ``[b, T, T]`` (float32) of the tree CRF over LISA's ``s_arc [b, T, T]`` (the
+    root on the diagonal), padding rows 0: :func:`nlpipe.nn.lisa.tree_marginals` in numpy."""
+    b, n, _ = s_arc.shape
+    scores = np.full((b, n + 1, n + 1), MASKED, dtype=np.float64)
+    scores[:, 1:, 1:] = s_arc
+    idx = np.arange(n)
+    scores[:, idx + 1, idx + 1] = MASKED
+    scores[:, 1:, 0] = s_arc[:, idx, idx]
+    m = nonprojective_marginals(scores, np.concatenate([np.ones((b, 1), dtype=bool), mask], 1))
+    out = m[:, 1:, 1:]
+    out[:, idx, idx] = m[:, 1:, 0]
+    return (out * mask[..., None]).astype(np.float32)
 
-    def __init__(self, params: Dict[str, Any], hp: Dict[str, Any], expected: Dict[str, tuple]):
+
+class LisaInference:
+    """Token states, joint tag scores, role scores and (for ``--write-parse``) dependency labels of
+    a saved LISA network. ``expected``: the shapes the config makes (:func:`expected_shapes`), checked
+    first; ``root_rel``: the label id of the root word (None: the labels have no ``root``)."""
+
+    def __init__(self, params: Dict[str, Any], hp: Dict[str, Any], expected: Dict[str, tuple],
+                 root_rel: Optional[int] = None):
         check_shapes(params, expected)
         p = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
         self.hp = hp
@@ -86,33 +113,54 @@ class LisaInference:
         if self.syntax:
             self.arc_dep, self.arc_head = Linear(p, "parser.arc_dep.linear"), Linear(p, "parser.arc_head.linear")
             self.arc_w, self.arc_b = p["parser.arc_w"], p["parser.arc_b"]
+            self.rels = RelScorer(p, "parser.", root_rel)
         self.pred_mlp, self.role_mlp = Linear(p, "pred_mlp.linear"), Linear(p, "role_mlp.linear")
         u = p["role_u"]                                                                # [dp, L, dr]
         self.role_u = u.reshape(u.shape[0], -1)
         self.n_roles, self.role_dim = u.shape[1], u.shape[2]
         self.role_bias = Linear(p, "role_bias")
 
-    def _own_heads(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The argmax head of every word, ``[b, T]``, from the biaffine arc scores."""
+    def arc_scores(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Biaffine arc scores ``[b, T, T]`` (dep, head; the root on the diagonal), padding heads masked."""
         dep, head = leaky_relu(self.arc_dep(x)), leaky_relu(self.arc_head(x))
         s_arc = (dep @ self.arc_w) @ head.transpose(0, 2, 1) + (head @ self.arc_b)[:, None, :]
-        return np.where(mask[:, None, :], s_arc, np.float32(MASKED)).argmax(-1)
+        return np.where(mask[:, None, :], s_arc, np.float32(MASKED))
 
     def encode(self, words: np.ndarray, shapes: np.ndarray, mask: np.ndarray,
-               heads: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
-        """``(states [b, T, d], tag scores [b, T, n_tags])``; ``heads`` None: the model's own parse."""
+               heads: Optional[np.ndarray] = None, own: str = "argmax") -> Dict[str, np.ndarray]:
+        """``states [b, T, d]``, ``tags [b, T, n_tags]`` (scores) and, with syntax, ``parse_states``
+        (the syntactic layer's input), ``s_arc`` (without given ``heads``) and, where head 0 attended
+        one-hot, ``heads``.
+        ``heads`` None: the model's own parse, ``own`` (argmax, tree or marginals)."""
         b, n = words.shape
         x = self.proj(np.concatenate([self.words[words], self.shapes[shapes]], -1)) + self.positions[:n]
-        tags = None
+        out: Dict[str, np.ndarray] = {}
         for i, layer in enumerate(self.layers):
-            parse = self.syntax and i == self.hp["parse_layer"]
-            if parse and heads is None:
-                heads = self._own_heads(x, mask)
-            x = layer(x, mask, np.clip(heads, 0, n - 1) if parse else None)
+            weights = None
+            if self.syntax and i == self.hp["parse_layer"]:
+                out["parse_states"] = x
+                if heads is None:   # the arc scores are left out where the given parse makes them moot
+                    s_arc = out["s_arc"] = self.arc_scores(x, mask)
+                    if own == "marginals":
+                        weights = tree_marginals(s_arc, mask)
+                    else:
+                        heads = diagonal_root_trees(s_arc, mask.sum(1)) if own == "tree" else s_arc.argmax(-1)
+                if weights is None:
+                    heads = out["heads"] = np.clip(heads, 0, n - 1)
+                x = layer(x, mask, heads, weights)
+            else:
+                x = layer(x, mask)
             if i == self.hp["pos_layer"]:
-                tags = self.tagger(x)
-        assert tags is not None
-        return x, tags
+                out["tags"] = self.tagger(x)
+        out["states"] = x
+        return out
+
+    def labels(self, parse_states: np.ndarray, heads: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """DEPREL ids ``[b, T]`` of the words attached to ``heads [b, T]`` (the root to itself)."""
+        out = np.zeros(heads.shape, dtype=np.int64)
+        is_root = (heads == np.arange(heads.shape[1])[None])[mask]
+        out[mask] = self.rels(parse_states, heads, mask, is_root)
+        return out
 
     def role_scores(self, states: np.ndarray, preds: np.ndarray) -> np.ndarray:
         """BIO role logits ``[P, T, n_roles]`` of every token for each predicate of ``preds [P, 2]``."""

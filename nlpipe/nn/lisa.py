@@ -8,7 +8,9 @@ Shapes: ``words, shapes [batch, T]`` ids, ``mask [batch, T]`` true on words; ``h
 - after layer ``pos_layer`` a joint POS x predicate softmax (labels ``TAG`` / ``TAG:P``);
 - in layer ``parse_layer`` head 0 is the syntactic head: a biaffine score (:class:`BiaffineParser`'s
   arc and label scorers) gives its attention; the attention that flows upward is a one-hot matrix of
-  the given ``heads`` (gold in training, the model's own argmax or the input's HEAD at test time);
+  the given ``heads`` (gold in training with ``syntax_mode`` lisa, the input's HEAD at test time), or
+  without them the model's own parse: its argmax, its best tree or its tree marginals, as the mode
+  (:mod:`nlpipe.nn.syntax_modes`) trains and decodes it;
 - roles: bilinear ``pred_f^T U role_t`` scores of every BIO role label for every (predicate, token).
 
 ``syntax=False`` is the SA baseline: the same network without the supervised head.
@@ -23,15 +25,43 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nlpipe.nn.biaffine import MLP, BiaffineParser
+from nlpipe.decode.tree_marginals import marginals, nonprojective_log_partition
+from nlpipe.nn.biaffine import MASKED, MLP, BiaffineParser
 from nlpipe.nn.embeddings import TokenEmbedding
+from nlpipe.nn.spigot import best_trees, hard_tree
+from nlpipe.nn.syntax_modes import own_parse, syntax_mode
 
 DEFAULTS: Dict[str, Any] = {
     "word_dim": 50, "shape_dim": 8, "d_model": 192, "heads": 6, "ffn": 384, "layers": 4,
     "pos_layer": 1, "parse_layer": 2, "max_len": 300, "dropout": 0.2, "attn_dropout": 0.1,
     "word_dropout": 0.1, "arc_dim": 128, "rel_dim": 64, "pred_dim": 128, "role_dim": 128,
-    "syntax": True, "lambda_arc": 1.0, "lambda_rel": 0.5,
+    "syntax": True, "lambda_arc": 1.0, "lambda_rel": 0.5, "syntax_mode": "lisa", "eta": 1.0,
 }
+
+
+def rooted(s_arc: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """LISA's arc scores ``[batch, T, T]`` (the root on the diagonal) in the convention of
+    :mod:`nlpipe.decode.tree_marginals`: ``([batch, T + 1, T + 1] scores, [batch, T + 1] mask)``,
+    position 0 the root."""
+    b, n, _ = s_arc.shape
+    eye = torch.eye(n, dtype=torch.bool, device=s_arc.device)
+    words = torch.cat([s_arc.diagonal(dim1=1, dim2=2)[..., None], s_arc.masked_fill(eye, MASKED)], 2)
+    scores = torch.cat([s_arc.new_full((b, 1, n + 1), MASKED), words], 1)
+    return scores, torch.cat([mask.new_ones(b, 1), mask], 1)
+
+
+def tree_marginals(s_arc: torch.Tensor, mask: torch.Tensor, differentiable: bool = False) -> torch.Tensor:
+    """Arc marginals ``[batch, T, T]`` of the non-projective tree CRF (one root word) over LISA's
+    ``s_arc``, the root on the diagonal; padding rows 0."""
+    m = marginals(*rooted(s_arc, mask), differentiable=differentiable)
+    return m[:, 1:, 1:] + torch.diag_embed(m[:, 1:, 0])
+
+
+def tree_nll(s_arc: torch.Tensor, mask: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
+    """Negative log-likelihood of the gold trees ``heads [batch, T]`` under the tree CRF, per word."""
+    gold = s_arc.double().gather(2, heads.clamp(min=0)[..., None])[..., 0].masked_fill(~mask, 0).sum(1)
+    log_z = nonprojective_log_partition(*rooted(s_arc.double(), mask))
+    return ((log_z - gold).sum() / mask.sum()).to(s_arc.dtype)
 
 
 class _Given(nn.Module):
@@ -94,11 +124,14 @@ class LISA(nn.Module):
         nn.init.xavier_uniform_(self.role_u.view(hp["pred_dim"], -1))
 
     def encode(self, words: torch.Tensor, shapes: torch.Tensor, mask: torch.Tensor,
-               heads: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+               heads: Optional[torch.Tensor] = None, own: Optional[str] = None) -> Dict[str, torch.Tensor]:
         """Token states and the auxiliary scores: ``states``, ``tags`` and (with syntax) ``s_arc``,
-        ``rel_states``, ``heads`` (the heads the syntactic head attended to).
+        ``rel_dep``, ``rel_head``, ``attention [batch, T, T]`` (head 0's) and ``heads`` (where that
+        attention is one-hot: the heads it attended to).
 
-        ``heads`` None: the model attends to its own argmax parse.
+        ``heads`` None: the model attends to its own parse, ``own`` (argmax, tree or marginals;
+        default: its mode's, see :mod:`nlpipe.nn.syntax_modes`). In training, the tree of ``ste`` and
+        ``spigot`` passes their surrogate gradients back and the marginals their true gradient.
         """
         b, n = words.shape
         x = self.proj(self.tokens(words, shapes))
@@ -110,15 +143,31 @@ class LISA(nn.Module):
             if self.parser is not None and i == self.hp["parse_layer"]:
                 s_arc, rel_states = self.parser({"words": x, "shapes": None, "affixes": None, "upos": None,
                                                  "xpos": None}, mask)
-                if heads is None:
-                    heads = s_arc.argmax(-1)
-                out.update(s_arc=s_arc, rel_dep=rel_states[0], rel_head=rel_states[1], heads=heads)
-                head0 = F.one_hot(heads.clamp(0, n - 1), n).float() * mask[..., None]
+                out.update(s_arc=s_arc, rel_dep=rel_states[0], rel_head=rel_states[1])
+                head0, attended = self._syntactic_attention(s_arc, mask, heads, own)
+                out["attention"] = head0
+                if attended is not None:
+                    out["heads"] = attended
             x = layer(x, mask, head0)
             if i == self.hp["pos_layer"]:
                 out["tags"] = self.tagger(x)
         out["states"] = x
         return out
+
+    def _syntactic_attention(self, s_arc: torch.Tensor, mask: torch.Tensor, heads: Optional[torch.Tensor],
+                             own: Optional[str]) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Head 0's attention ``[batch, T, T]`` and, where it is one-hot, the heads ``[batch, T]``."""
+        n = s_arc.shape[-1]
+        if heads is None:
+            how = own_parse(self.hp, own)
+            mode = syntax_mode(self.hp)
+            if how == "marginals":
+                return tree_marginals(s_arc, mask, differentiable=self.training) * mask[..., None], None
+            if how == "tree" and self.training and mode in ("ste", "spigot"):
+                tree = hard_tree(s_arc, mask, self.hp["eta"] if mode == "spigot" else None)
+                return tree, tree.argmax(-1)
+            heads = best_trees(s_arc, mask) if how == "tree" else s_arc.argmax(-1)
+        return F.one_hot(heads.clamp(0, n - 1), n).float() * mask[..., None], heads
 
     def role_scores(self, states: torch.Tensor, preds: torch.Tensor) -> torch.Tensor:
         """BIO role logits ``[P, T, n_roles]`` of every token for each predicate in ``preds [P, 2]``."""
@@ -133,9 +182,15 @@ class LISA(nn.Module):
         return self.parser.rel_scores((out["rel_dep"], out["rel_head"]), heads)
 
     def loss(self, batch: Dict[str, torch.Tensor]) -> Tuple[torch.Tensor, Dict[str, float]]:
-        """Eq. 4.4: SRL + POS/predicate + lambda1 parse attention + lambda2 labels (gold parse clamped)."""
+        """Eq. 4.4: SRL + POS/predicate + lambda1 parse attention + lambda2 labels given the gold heads.
+
+        The arc term is the per-word cross-entropy of the gold heads, or with ``syntax_mode``
+        marginals the tree CRF's negative log-likelihood per word; only ``lisa`` attends to the gold
+        parse (teacher forcing)."""
         mask = batch["mask"]
-        out = self.encode(batch["words"], batch["shapes"], mask, batch["heads"] if self.parser else None)
+        mode = syntax_mode(self.hp)
+        teacher = self.parser is not None and mode == "lisa"   # the other modes attend to their own parse
+        out = self.encode(batch["words"], batch["shapes"], mask, batch["heads"] if teacher else None)
         parts = {"tags": F.cross_entropy(out["tags"][mask], batch["tags"][mask])}
         preds = batch["preds"]
         if len(preds):
@@ -143,7 +198,9 @@ class LISA(nn.Module):
             role_mask = mask[preds[:, 0]]
             parts["srl"] = F.cross_entropy(s_role[role_mask], batch["roles"][role_mask])
         if self.parser is not None:
-            parts["arc"] = self.hp["lambda_arc"] * F.cross_entropy(out["s_arc"][mask], batch["heads"][mask])
+            parts["arc"] = self.hp["lambda_arc"] * (
+                tree_nll(out["s_arc"], mask, batch["heads"]) if mode == "marginals"
+                else F.cross_entropy(out["s_arc"][mask], batch["heads"][mask]))
             parts["rel"] = self.hp["lambda_rel"] * F.cross_entropy(
                 self.rel_scores(out, batch["heads"])[mask], batch["rels"][mask])
         total = sum(parts.values())

@@ -2,7 +2,10 @@
 
 Reads FORM (and LEMMA for senses; HEAD with ``parse_from_input``; ``Pred=`` with
 ``predicates_from_input``); writes MISC ``Pred=`` (``predicates``) or ``Pred=`` and ``SRL=`` (``srl``),
-and with ``probs`` ``PredProb=`` on the predicates it predicts (not on those the input gives), nothing else. Sentences are read in chunks, sorted by length and run in batches; role labels of all
+and with ``probs`` ``PredProb=`` on the predicates it predicts (not on those the input gives), and with
+``write_parse`` HEAD and DEPREL: the model's own best tree (Chu-Liu-Edmonds over its syntactic head's
+arc scores, whatever that head attended to) labelled by its label scorer (``root`` for the root word
+only). Sentences are read in chunks, sorted by length and run in batches; role labels of all
 predicates of a batch are decoded together by the BIO-constrained Viterbi of :mod:`nlpipe.decode.chain`.
 
 A model directory holds ``config.json``, ``vocab.json`` (words, joint POS/predicate tags, dependency
@@ -16,11 +19,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.nn.batching import batch_tokens_for, length_batches
-from nlpipe.io.conllu import MISC, Sentence, misc_prob, misc_set
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, Sentence, misc_prob, misc_set
 from nlpipe.io.misc import NO_SENSE, Frame, frames_to_misc, predicates, set_predicates
 from nlpipe.tags import spans
-from nlpipe.errors import STAGE_INPUT
-from nlpipe.models.lisa import Example, LisaModel, example, read_heads
+from nlpipe.errors import STAGE_INPUT, NlpipeError
+from nlpipe.models.lisa import Example, LisaModel, Prediction, example, read_heads
+from nlpipe.nn.syntax_modes import own_parse as own_parse_of
 from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks, map_batches
 
 # ---------------------------------------------------------------------------------------------
@@ -29,7 +33,9 @@ from nlpipe.stages.base import COLUMNS, cpu_threads, fill_in_chunks, map_batches
 class SrlStage:
     """``srl``: predicates and their roles; a sentence whose input has ``Pred=`` entries keeps them
     (predicted otherwise; ``predicates_from_input``: always the input's); ``predicates``: ``Pred=`` only.
-    ``parse_from_input`` feeds the input's HEAD column to the syntactic head."""
+    ``parse_from_input`` feeds the input's HEAD column to the syntactic head; otherwise it attends
+    to the model's ``own_parse`` (argmax, tree or marginals; default: the model's syntax mode's).
+    ``write_parse``: HEAD and DEPREL get the model's own best tree (``srl`` only)."""
 
     requires = frozenset({"tokenize"})
     # positions are learned up to the model's max_len; longer sentences pass through with a warning
@@ -37,14 +43,24 @@ class SrlStage:
 
     def __init__(self, model: LisaModel, name: str = "srl", parse_from_input: bool = False,
                  predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: int = 1000,
-                 threads: int = 1, workers: Optional[int] = None, probs: bool = False):
+                 threads: int = 1, workers: Optional[int] = None, own_parse: Optional[str] = None,
+                 write_parse: bool = False, probs: bool = False):
         """``workers``: batches labelled at once in threads by the numpy network (default
         :func:`~nlpipe.stages.base.cpu_threads`); ``threads``: torch threads of a torch network."""
         self.model, self.name, self.threads, self.probs = model, name, threads, probs
         self.workers = max(1, cpu_threads() if workers is None else workers) if model.inference is not None else 1
+        syntax = bool(model.hyper.get("syntax"))
+        if write_parse and not syntax:
+            raise NlpipeError("--write-parse: this model has no syntactic head (trained with --no-syntax)")
+        if write_parse and parse_from_input:
+            raise NlpipeError("--write-parse writes the model's own parse: it does not go with --parse-from-input")
+        self.own_parse = own_parse_of(model.hyper, own_parse) if syntax else "argmax"
+        self.write_parse = write_parse and name == "srl"
         self.provides = frozenset({"predicates"} if name == "predicates" else {"predicates", "srl"})
+        if self.write_parse:
+            self.provides = self.provides | {"parse"}
         self.columns = COLUMNS[name]
-        self.parse_from_input = parse_from_input and bool(model.hyper.get("syntax"))
+        self.parse_from_input = parse_from_input and syntax
         self.predicates_from_input = predicates_from_input and name == "srl"
         self.viterbi, self.batch_tokens = viterbi, batch_tokens
         self.max_len = int(model.hyper["max_len"])
@@ -67,19 +83,23 @@ class SrlStage:
             examples = [example(s, STAGE_INPUT, heads=self.parse_from_input, predicates=given) for s in group]
             batches = length_batches([len(e.forms) for e in examples], self.batch_tokens)
             for batch, results in zip(batches, self._predict(examples, batches, given)):
-                for i, (preds, roles, pred_p) in zip(batch, results):
+                for i, (preds, roles, parse, pred_p) in zip(batch, results):
                     self._write(group[i], examples[i], preds, roles, given)
+                    if parse is not None:
+                        for w, h, rel in zip(group[i].words, *parse):
+                            w[HEAD], w[DEPREL] = str(h), rel
                     if pred_p is not None:
                         at = dict(zip(preds, pred_p))
                         for k, w in enumerate(group[i].words):
                             w[MISC] = misc_set(w[MISC], "PredProb", None) if k not in at else \
                                 misc_prob(w[MISC], "PredProb", at[k])
 
-    def _predict(self, examples: List[Example], batches: List[List[int]], given: bool) -> Iterable[list]:
+    def _predict(self, examples: List[Example], batches: List[List[int]], given: bool
+                 ) -> Iterable[List[Prediction]]:
         """Results of every batch, in order, ``workers`` at once (:func:`~nlpipe.stages.base.map_batches`)."""
-        def run(batch: List[int]) -> list:
+        def run(batch: List[int]) -> List[Prediction]:
             return self.model.predict([examples[i] for i in batch], self.parse_from_input, given, self.viterbi,
-                                      self.threads, self.probs)
+                                      self.threads, self.own_parse, self.write_parse, self.probs)
 
         return map_batches(run, batches, self.workers)
 
@@ -110,7 +130,8 @@ def check_input(sentences: List[Sentence], parse_from_input: bool = False, **_: 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_from_input: bool = False,
          predicates_from_input: bool = False, viterbi: bool = True, batch_tokens: Optional[int] = None,
-         threads: int = 1, workers: Optional[int] = None, probs: bool = False, **_: Any) -> SrlStage:
+         threads: int = 1, workers: Optional[int] = None, own_parse: Optional[str] = None,
+         write_parse: bool = False, probs: bool = False, **_: Any) -> SrlStage:
     """Loader of arch ``lisa.v1`` for the stages ``predicates`` and ``srl`` (``config["stage"]``).
 
     On the CPU the network runs in numpy, ``workers`` batches at once (see :class:`SrlStage`); on
@@ -125,7 +146,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", parse_fro
     return SrlStage(model, name=config["stage"], parse_from_input=parse_from_input,
                     predicates_from_input=predicates_from_input, viterbi=viterbi,
                     batch_tokens=batch_tokens_for(device, batch_tokens),
-                    threads=threads, workers=workers, probs=probs)
+                    threads=threads, workers=workers, own_parse=own_parse, write_parse=write_parse, probs=probs)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.lisa import DEFAULTS, inverse_sqrt
+from nlpipe.nn.syntax_modes import syntax_mode
 from nlpipe.tags import label_order
 from nlpipe.models.lisa import Example, LisaModel, example
 from nlpipe.stages.srl import SrlStage
@@ -92,6 +93,7 @@ class LisaTrainer(Trainer):
 
 @builds_model("out")
 def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, no_syntax: bool = False,
+          syntax: Optional[str] = None, eta: Optional[float] = None,
           layers: Optional[int] = None, d_model: Optional[int] = None, heads: Optional[int] = None,
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
           batch_tokens: int = 1500, vectors: Optional[str] = None, glove_words: Optional[str] = None,
@@ -99,6 +101,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
           init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED, device: str = "cpu"
           ) -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
+    ``syntax``: how the syntactic head learns (:mod:`nlpipe.nn.syntax_modes`; default lisa, or with
+    ``init`` the model's); ``eta``: SPIGOT's step size (default 1).
     ``lang``: the training data's language code, recorded in the model; ``vectors``,
     ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
     takes them (default: GloVe 6B 50d for English, none otherwise).
@@ -111,6 +115,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
 
     device = resolve_device(device)
     rng = seed_everything(seed, threads)
+    if no_syntax and syntax not in (None, "lisa"):
+        raise NlpipeError(f"--syntax {syntax} needs the syntactic head: it does not go with --no-syntax")
     hp = dict(DEFAULTS, syntax=not no_syntax)
     for key, val in (("layers", layers), ("d_model", d_model), ("heads", heads)):
         if val is not None:
@@ -125,8 +131,13 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         config = read_config(Path(init), "srl")
         model = LisaModel.load(Path(init), config, device)
         hp = model.hyper
+        hp.setdefault("eta", DEFAULTS["eta"])
         vocab = model.vocab
         source = config.get("training", {}).get("vectors")
+    for key, val in (("syntax_mode", syntax), ("eta", eta)):
+        if val is not None:
+            hp[key] = val
+    hp["syntax_mode"] = syntax_mode(hp)
     train_sents = read_gold(train_path, hp["max_len"])
     dev_sents = [s for s in read_file(dev_path) if s.words]
     train_ex = [example(s, train_path, gold=True) for s in train_sents]
@@ -147,7 +158,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
         source = record(vecs, top=glove_top)
         del vecs, g_vectors
     n_params = sum(p.numel() for p in model.net.parameters())
-    log(f"srl: {'LISA' if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
+    log(f"srl: {'LISA, --syntax ' + hp['syntax_mode'] if hp['syntax'] else 'SA'}; {len(train_ex)} train / {len(dev_sents)} dev sentences; "
         f"{len(vocab['words'])} words, {len(vocab['tags'])} tags, {len(vocab['roles'])} role labels; "
         f"{n_params} parameters")
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
@@ -159,7 +170,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     base = training_block({"train": train_path, "dev": dev_path}, {}, lr=lr, warmup=warmup,
                           batch_tokens=batch_tokens, seed=seed,
                           vectors=source,
-                          syntax=hp["syntax"], continued_from=init)   # the data files are hashed once
+                          syntax=hp["syntax"], syntax_mode=hp["syntax_mode"], continued_from=init)   # the data files are hashed once
 
     def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
         return dict(base, epochs=best["epoch"], seconds=best["seconds"], steps=init_steps + steps,
@@ -172,4 +183,5 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
                       max_minutes=max_minutes, start=start)
     best = run.best
     return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
-            "epoch": run.best_epoch, "seconds": round(time.time() - start), "syntax": hp["syntax"]}
+            "epoch": run.best_epoch, "seconds": round(time.time() - start), "syntax": hp["syntax"],
+            "syntax_mode": hp["syntax_mode"]}
