@@ -297,6 +297,26 @@ def test_own_tree_and_write_parse(trained, tmp_path):
     assert r.exit_code != 0 and "does not go with --parse-from-input" in str(r.exception)
 
 
+def test_write_parse_and_probs_together_change_only_head_deprel_and_predprob(trained):
+    from nlpipe.io.conllu import MISC, misc_get
+
+    def src():
+        return strip_stage("srl", list(read_file(TRAIN)))
+
+    plain = list(load_stage("srl", str(trained["spigot"])).annotate(src()))
+    both = list(load_stage("srl", str(trained["spigot"]), write_parse=True, probs=True).annotate(src()))
+    parsed = list(load_stage("srl", str(trained["spigot"]), write_parse=True).annotate(src()))
+    for p, b, w in zip(plain, both, parsed):
+        assert [(x[HEAD], x[DEPREL]) for x in b.words] == [(x[HEAD], x[DEPREL]) for x in w.words]
+        for x, y in zip(p.words, b.words):
+            probs = misc_get(y[MISC], "PredProb")
+            assert (probs is not None) == (misc_get(y[MISC], "Pred") is not None)
+            assert probs is None or 0.0 <= float(probs) <= 1.0
+            rest = "|".join(e for e in y[MISC].split("|") if not e.startswith("PredProb=")) or "_"
+            assert rest == x[MISC]
+    assert any(misc_get(x[MISC], "PredProb") for s in both for x in s.words)
+
+
 def test_without_write_parse_head_and_deprel_are_the_inputs(trained, tmp_path):
     gold = list(read_file(TRAIN))
     for mode, folder in trained.items():
