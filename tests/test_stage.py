@@ -21,37 +21,6 @@ def test_fill_in_chunks_fills_each_chunk_before_yielding_it_in_input_order():
     assert seen == [["w0", "w1"], ["w2", "w3"], ["w4"]]
 
 
-def test_overlapped_chunks_predict_the_next_chunk_while_one_is_consumed_and_keep_input_order():
-    import threading
-
-    import pytest
-
-    from nlpipe.io.conllu import parse_string
-    from nlpipe.stages.base import overlapped_chunks
-
-    sents = parse_string("".join(f"1\tw{i}\t_\t_\t_\t_\t_\t_\t_\t_\n\n" for i in range(5)))
-    second_predicted = threading.Event()
-
-    def predict(chunk):
-        if chunk[0].words[0][1] == "w2":
-            second_predicted.set()
-        if chunk[0].words[0][1] == "w4":
-            raise ValueError("bad w4")
-        return [s.words[0][1].upper() for s in chunk]
-
-    def finish(chunk, tags):
-        for s, t in zip(chunk, tags):
-            s.words[0][3] = t
-
-    out = overlapped_chunks(iter(sents), predict, finish, 2)
-    first = next(out)
-    assert first.words[0][3] == "W0"
-    assert second_predicted.wait(10)          # the next chunk's prediction did not wait for this one's reader
-    assert [s.words[0][3] for s in [first, next(out), next(out), next(out)]] == ["W0", "W1", "W2", "W3"]
-    with pytest.raises(ValueError, match="bad w4"):   # the error comes after every chunk before it
-        next(out)
-
-
 def test_cpu_threads_follow_the_knob_and_numpys_blas(monkeypatch):
     import os
 

@@ -110,47 +110,20 @@ class Stage(Protocol):
 READ_AHEAD = 2000  # sentences a batching stage reads ahead and sorts by length before batching
 
 
-def chunks_of(sentences: Iterable[Sentence], size: int) -> Iterator[List[Sentence]]:
-    """``sentences`` in lists of ``size`` (the last one shorter)."""
-    chunk: List[Sentence] = []
-    for s in sentences:
-        chunk.append(s)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def fill_in_chunks(sentences: Iterable[Sentence], fill: Callable[[List[Sentence]], None],
                    size: int = READ_AHEAD) -> Iterator[Sentence]:
     """Annotate a stream chunk by chunk: ``fill`` annotates up to ``size`` sentences in place (a
     batching stage sorts them by length inside the chunk), then they are yielded in input order."""
-    for chunk in chunks_of(sentences, size):
+    chunk: List[Sentence] = []
+    for s in sentences:
+        chunk.append(s)
+        if len(chunk) >= size:
+            fill(chunk)
+            yield from chunk
+            chunk = []
+    if chunk:
         fill(chunk)
         yield from chunk
-
-
-R = TypeVar("R")
-
-
-def overlapped_chunks(sentences: Iterable[Sentence], predict: Callable[[List[Sentence]], R],
-                      finish: Callable[[List[Sentence], R], None], size: int = READ_AHEAD) -> Iterator[Sentence]:
-    """:func:`fill_in_chunks` with ``fill`` cut in two: ``predict`` (the array work, which releases
-    the GIL) runs in a background thread on one chunk while the caller's thread finishes the chunk
-    before it (``finish`` writes the predictions into the sentences), hands it on (writing it out)
-    and reads the next. Chunks and errors come out in input order."""
-    with ThreadPoolExecutor(1) as pool:
-        pending: Optional[Tuple[List[Sentence], Any]] = None
-        for chunk in chunks_of(sentences, size):
-            future = pool.submit(predict, chunk)
-            if pending is not None:
-                finish(pending[0], pending[1].result())
-                yield from pending[0]
-            pending = (chunk, future)
-        if pending is not None:
-            finish(pending[0], pending[1].result())
-            yield from pending[0]
 
 
 # ---------------------------------------------------------------------------------------------

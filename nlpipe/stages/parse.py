@@ -21,7 +21,7 @@ from nlpipe.errors import STAGE_INPUT, InputError, NlpipeError
 from nlpipe.nn.device import resolve_device
 from nlpipe.models.biaffine import BiaffineModel, Example, _example
 from nlpipe.models.tree_feats import TreeFeats
-from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches, overlapped_chunks
+from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
 
 # ---------------------------------------------------------------------------------------------
 # The stage
@@ -81,25 +81,21 @@ class ParseStage(Adapter, stage="parse"):
 
         return map_batches(run, batches, self.workers, getattr(self.model, "torch", None))
 
-    def _parse(self, chunk: List[Sentence]) -> List[tuple]:
-        """``(sentence, (heads, labels, probs))`` of every sentence of ``chunk`` that has words."""
+    def _fill(self, chunk: List[Sentence]) -> None:
         todo = tagged_sentences(chunk)
         examples = [_example(s, "", False) for s in todo]
         batches = length_batches([len(e.forms) + 1 for e in examples], self.batch_tokens)  # + the root
-        return [(todo[i], result) for batch, results in zip(batches, self._predict(examples, batches))
-                for i, result in zip(batch, results)]
-
-    def _write(self, chunk: List[Sentence], parsed: List[tuple]) -> None:
-        for s, (heads, rels, probs) in parsed:
-            for k, w in enumerate(s.words):
-                w[HEAD] = str(heads[k])
-                w[DEPREL] = rels[k]
-                if probs is not None:
-                    w[MISC] = misc_prob(w[MISC], "HeadProb", probs[k])
-        refine_feats(self.tree_feats, [s for s, _ in parsed])
+        for batch, results in zip(batches, self._predict(examples, batches)):
+            for i, (heads, rels, probs) in zip(batch, results):
+                for k, w in enumerate(todo[i].words):
+                    w[HEAD] = str(heads[k])
+                    w[DEPREL] = rels[k]
+                    if probs is not None:
+                        w[MISC] = misc_prob(w[MISC], "HeadProb", probs[k])
+        refine_feats(self.tree_feats, todo)
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        return overlapped_chunks(sentences, self._parse, self._write)
+        return fill_in_chunks(sentences, self._fill)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", projective: bool = False,
