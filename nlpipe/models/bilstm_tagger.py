@@ -1,0 +1,128 @@
+"""The accurate POS tagger (arch ``bilstm-tagger.v1``): vocabularies, id arrays, the network (numpy on
+the CPU, torch for training and CUDA) and its folder.
+
+The folder holds ``config.json`` (the joint ``UPOS<TAB>XPOS`` labels as ``labels``, the
+hyper-parameters under ``model``), ``vocab.json`` (``words``: the trained word table's keys;
+``vectors``: the pre-trained table's; ``affixes``; ``feats``: the FEATS strings of the FEATS head,
+empty without one), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
+:class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's labels.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
+from nlpipe.nn.features import N_AFFIXES, affix_keys, word_shape, word_vocab
+from nlpipe.nn.weights import load_model, save_model_dir
+from nlpipe.vocab import Vocab
+
+ARCH = "bilstm-tagger.v1"
+LEMMA_DIR = "lemma"
+FORM_CACHE = 100_000   # distinct forms whose ids the model keeps (then it starts again)
+
+# hyper-parameters of a new tagger (vector_dim: the vectors' size, 0 without vectors)
+DEFAULT_HYPER: Dict[str, Any] = {
+    "word_dim": 64, "vector_dim": 0, "shape_dim": 8, "affix_dim": 64, "hidden": 128, "layers": 2,
+    "dropout": 0.33, "word_dropout": 0.25,
+}
+
+
+class TaggerModel:
+    """The vocabularies, the label sets and the network together. ``vocab``: ``words``, ``vectors``,
+    ``affixes`` (entries without the specials), ``tags`` (joint labels) and ``feats`` (may be empty)."""
+
+    def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu",
+                 params: Optional[Dict[str, np.ndarray]] = None):
+        """``params``: the arrays of a saved network, run in numpy (no torch import); otherwise a
+        torch :class:`~nlpipe.nn.bilstm_tagger.BiLSTMTagger` on ``device``."""
+        self.vocab, self.hyper = vocab, hyper
+        self.words = word_vocab(vocab["words"])
+        self.vectors = word_vocab(vocab["vectors"])
+        self.affixes = Vocab(vocab["affixes"])
+        self.labels = {"tags": list(vocab["tags"]), "feats": list(vocab.get("feats") or [])}
+        self.sizes = {"words": len(self.words), "vectors": len(self.vectors), "affixes": len(self.affixes),
+                      **{k: len(self.labels[k]) for k in HEADS}}
+        self._forms: Dict[str, Tuple[int, ...]] = {}
+        self.inference: Optional[TaggerInference] = None
+        self.torch: Any = None
+        if params is not None:
+            self.inference = TaggerInference(params, expected_shapes(hyper, self.sizes))
+            return
+        import torch
+
+        from nlpipe.nn.bilstm_tagger import BiLSTMTagger
+
+        self.torch = torch
+        self.net = BiLSTMTagger(hyper, len(self.words), len(self.vectors), len(self.affixes),
+                                {k: self.sizes[k] for k in HEADS})
+        self.device = torch.device(device)
+        self.net.to(self.device)
+
+    def form_ids(self, forms: Sequence[str]) -> np.ndarray:
+        """``[len(forms), 3 + N_AFFIXES]``: word id, vector id, shape id, affix ids of every form."""
+        cache = self._forms
+        if len(cache) > FORM_CACHE:
+            cache.clear()
+        rows = []
+        for f in forms:
+            row = cache.get(f)
+            if row is None:
+                row = cache[f] = (self.words.id(f), self.vectors.id(f), word_shape(f),
+                                  *(self.affixes.id(k) for k in affix_keys(f)))
+            rows.append(row)
+        return np.array(rows, dtype=np.int64).reshape(len(forms), 3 + N_AFFIXES)
+
+    def arrays(self, sentences: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
+        """Padded id arrays ``words, vectors, shapes, mask [b, N]``, ``affixes [b, N, N_AFFIXES]`` and
+        ``lengths [b]`` of sentences of forms."""
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        b, n = len(sentences), int(lengths.max())
+        ids = np.zeros((b, n, 3 + N_AFFIXES), dtype=np.int64)
+        for i, s in enumerate(sentences):
+            ids[i, :len(s)] = self.form_ids(s)
+        return {"words": ids[..., 0], "vectors": ids[..., 1], "shapes": ids[..., 2],
+                "affixes": np.ascontiguousarray(ids[..., 3:]), "mask": np.arange(n)[None, :] < lengths[:, None],
+                "lengths": lengths}
+
+    def label_arrays(self, gold: Sequence[Dict[str, Sequence[str]]], n: int) -> Dict[str, np.ndarray]:
+        """``[b, n]`` gold label ids of every head from each sentence's labels by head (padding 0)."""
+        out = {}
+        for k in HEADS:
+            if self.labels[k]:
+                index = {l: i for i, l in enumerate(self.labels[k])}
+                a = np.zeros((len(gold), n), dtype=np.int64)
+                for i, g in enumerate(gold):
+                    a[i, :len(g[k])] = [index.get(l, 0) for l in g[k]]
+                out[k] = a
+        return out
+
+    def tensors(self, a: Dict[str, np.ndarray]) -> Dict[str, Any]:
+        """Id arrays as torch tensors on the model's device."""
+        return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
+
+    def predict(self, sentences: Sequence[Sequence[str]]) -> Dict[str, List[List[int]]]:
+        """Label ids of every head for every word of one batch of sentences (lists of forms)."""
+        a = self.arrays(sentences)
+        if self.inference is not None:
+            best = self.inference.predict(a, a["lengths"])
+        else:
+            self.net.eval()
+            with self.torch.no_grad():
+                best = {k: s.argmax(-1).cpu().numpy() for k, s in self.net(self.tensors(a)).items()}
+        return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
+
+    # saving and loading: config.json + vocab.json + weights.pt
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str]) -> None:
+        """Write the folder (``lemma``: the lemmatizer's subfolder, None without one)."""
+        save_model_dir(out_dir, self.vocab, self.net,
+                       {"stage": "pos", "arch": ARCH, "language": lang, "labels": self.labels["tags"],
+                        "model": dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma),
+                        "training": training}, labels_key="tags")
+
+    @classmethod
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False) -> "TaggerModel":
+        """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
+        return load_model(cls, model_dir, "tagger model", config, "tags", device, numpy)

@@ -1,0 +1,64 @@
+"""BiLSTM tagger inference in numpy: the CPU path of the accurate ``pos`` tagger (no torch import).
+
+The same network as :class:`nlpipe.nn.bilstm_tagger.BiLSTMTagger` in eval mode, from the plain arrays
+of its saved state. Shapes as there: id arrays ``[b, N]`` (``affixes [b, N, N_AFFIXES]``), ``lengths
+[b]`` words per row; the best label of every head ``[b, N]``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy as np
+
+from nlpipe.models.neural_numpy import BiLSTMStack, Linear, check_shapes, linear_shapes
+from nlpipe.nn.features import SHAPES
+
+HEADS = ("tags", "feats")   # the outputs: the joint UPOS<TAB>XPOS label, the whole FEATS string
+
+
+def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
+    """The arrays of a saved tagger with hyper-parameters ``hp`` and ``sizes`` (``words``, ``vectors``,
+    ``affixes``, and the labels of each head in :data:`HEADS`; a head of 0 labels is absent)."""
+    h = int(hp["hidden"])
+    out = {"words.weight": (sizes["words"], hp["word_dim"]), "shapes.weight": (len(SHAPES), hp["shape_dim"]),
+           "affixes.weight": (sizes["affixes"], hp["affix_dim"])}
+    if hp["vector_dim"]:
+        out["vectors.weight"] = (sizes["vectors"], hp["vector_dim"])
+    n_in = hp["word_dim"] + hp["vector_dim"] + hp["shape_dim"] + hp["affix_dim"]
+    for i in range(int(hp["layers"])):
+        for side in ("fwd", "bwd"):
+            k = f"lstm.{side}.{i}."
+            out.update({k + "weight_ih_l0": (4 * h, n_in if i == 0 else 2 * h), k + "weight_hh_l0": (4 * h, h),
+                        k + "bias_ih_l0": (4 * h,), k + "bias_hh_l0": (4 * h,)})
+    for name in HEADS:
+        if sizes.get(name):
+            out.update(linear_shapes(f"heads.{name}", 2 * h, sizes[name]))
+    return out
+
+
+class TaggerInference:
+    """The best label of every head for batches of id arrays; ``expected``: the shapes the config
+    makes (:func:`expected_shapes`), checked first."""
+
+    def __init__(self, params: Dict[str, Any], expected: Dict[str, tuple]):
+        check_shapes(params, expected)
+        p = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+        self.words, self.shapes = p["words.weight"], p["shapes.weight"]
+        self.vectors = p.get("vectors.weight")
+        self.affixes = p["affixes.weight"].copy()
+        self.affixes[0] = 0.0                                                  # padding_idx: never summed
+        self.lstm = BiLSTMStack(p, "lstm.")
+        self.heads = {name: Linear(p, f"heads.{name}") for name in HEADS if f"heads.{name}.weight" in p}
+
+    def scores(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> Dict[str, np.ndarray]:
+        """Label scores ``[b, N, n_labels]`` of every head (``lengths [b]``: words per row)."""
+        parts = [self.words[a["words"]]]
+        if self.vectors is not None:
+            parts.append(self.vectors[a["vectors"]])
+        parts += [self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(2)]
+        h = self.lstm(np.concatenate(parts, -1), lengths)
+        return {name: head(h) for name, head in self.heads.items()}
+
+    def predict(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> Dict[str, np.ndarray]:
+        """Label ids ``[b, N]`` of every head (padding positions: whatever scores highest there)."""
+        return {name: s.argmax(-1) for name, s in self.scores(a, lengths).items()}
