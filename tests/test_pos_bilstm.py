@@ -109,8 +109,9 @@ def test_numpy_scores_equal_torch_scores_on_a_random_model():
 
     torch.manual_seed(0)
     vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog", "bird"], "affixes": ["s1:g", "p1:d", "s2:es"],
-             "tags": ["NOUN\tNN", "VERB\tVBZ", "PUNCT\t."], "feats": ["_", "Number=Sing"]}
-    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=2)
+             "chars": list("adeginorst"), "tags": ["NOUN\tNN", "VERB\tVBZ", "PUNCT\t."], "feats": ["_", "Number=Sing"]}
+    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=2, char_dim=4,
+                 char_filters=7, char_width=3)
     model = TaggerModel(vocab, hyper)
     with torch.no_grad():
         for p in model.net.parameters():
@@ -122,11 +123,12 @@ def test_numpy_scores_equal_torch_scores_on_a_random_model():
     model.net.eval()
     with torch.no_grad():
         expected = {k: v.numpy() for k, v in model.net(model.tensors(a)).items()}
-    got = twin.inference.scores(a, a["lengths"])
-    assert set(got) == {"tags", "feats"}
-    for k in got:
-        real = a["mask"]
-        np.testing.assert_allclose(got[k][real], expected[k][real], atol=1e-4, rtol=1e-4)
+    real = a["mask"]
+    for inputs in (a, twin.arrays(sents)):      # characters as ids; the CNN's output kept per form
+        got = twin.inference.scores(inputs, a["lengths"])
+        assert set(got) == {"tags", "feats"}
+        for k in got:
+            np.testing.assert_allclose(got[k][real], expected[k][real], atol=1e-4, rtol=1e-4)
 
 
 def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path):

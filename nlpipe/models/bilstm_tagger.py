@@ -22,11 +22,12 @@ from nlpipe.vocab import Vocab
 ARCH = "bilstm-tagger.v1"
 LEMMA_DIR = "lemma"
 FORM_CACHE = 100_000   # distinct forms whose ids the model keeps (then it starts again)
+MAX_CHARS = 20         # characters of a word the character CNN reads
 
 # hyper-parameters of a new tagger (vector_dim: the vectors' size, 0 without vectors)
 DEFAULT_HYPER: Dict[str, Any] = {
     "word_dim": 64, "vector_dim": 0, "shape_dim": 8, "affix_dim": 64, "hidden": 128, "layers": 2,
-    "dropout": 0.33, "word_dropout": 0.25,
+    "dropout": 0.33, "word_dropout": 0.25, "char_dim": 32, "char_filters": 64, "char_width": 3,
 }
 
 
@@ -42,10 +43,14 @@ class TaggerModel:
         self.words = word_vocab(vocab["words"])
         self.vectors = word_vocab(vocab["vectors"])
         self.affixes = Vocab(vocab["affixes"])
+        self.chars = Vocab(vocab.get("chars") or []) if hyper.get("char_dim") else None
         self.labels = {"tags": list(vocab["tags"]), "feats": list(vocab.get("feats") or [])}
         self.sizes = {"words": len(self.words), "vectors": len(self.vectors), "affixes": len(self.affixes),
+                      "chars": len(self.chars) if self.chars is not None else 0,
                       **{k: len(self.labels[k]) for k in HEADS}}
         self._forms: Dict[str, Tuple[int, ...]] = {}
+        self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
+        self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
         self.inference: Optional[TaggerInference] = None
         self.torch: Any = None
         if params is not None:
@@ -57,7 +62,7 @@ class TaggerModel:
 
         self.torch = torch
         self.net = BiLSTMTagger(hyper, len(self.words), len(self.vectors), len(self.affixes),
-                                {k: self.sizes[k] for k in HEADS})
+                                {k: self.sizes[k] for k in HEADS}, self.sizes["chars"])
         self.device = torch.device(device)
         self.net.to(self.device)
 
@@ -75,17 +80,61 @@ class TaggerModel:
             rows.append(row)
         return np.array(rows, dtype=np.int64).reshape(len(forms), 3 + N_AFFIXES)
 
+    def char_ids(self, form: str) -> List[int]:
+        """Character ids of a form (at most :data:`MAX_CHARS`: a longer one's first and last halves)."""
+        got = self._chars.get(form)
+        if got is None:
+            text = form if len(form) <= MAX_CHARS else form[:MAX_CHARS // 2] + form[-(MAX_CHARS // 2):]
+            if len(self._chars) > FORM_CACHE:
+                self._chars.clear()
+            got = self._chars[form] = [self.chars.id(c) for c in text] or [1]   # type: ignore[union-attr]
+        return got
+
+    def char_array(self, words: Sequence[Sequence[str]]) -> np.ndarray:
+        """``[b, N, L]`` character ids of rows of forms (0 padding)."""
+        rows = [[self.char_ids(f) for f in s] for s in words]
+        n = max(len(r) for r in rows)
+        length = max((len(c) for r in rows for c in r), default=1)
+        out = np.zeros((len(rows), n, length), dtype=np.int64)
+        for i, r in enumerate(rows):
+            for k, c in enumerate(r):
+                out[i, k, :len(c)] = c
+        return out
+
+    def char_features(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+        """numpy: ``[b, N, filters]`` the character CNN's output, computed once per form."""
+        cache = self._char_features      # shared by the threads of map_batches: read once, then local
+        got = {f: cache.get(f) for s in sentences for f in s}
+        new = sorted(f for f, v in got.items() if v is None)
+        if new:
+            if len(cache) > FORM_CACHE:
+                cache.clear()
+            for f, v in zip(new, self.inference.char_features(self.char_array([new])[0])):  # type: ignore[union-attr]
+                cache[f] = got[f] = v
+        out = np.zeros((len(sentences), max(len(s) for s in sentences), self.hyper["char_filters"]), np.float32)
+        for i, s in enumerate(sentences):
+            if s:
+                out[i, :len(s)] = [got[f] for f in s]
+        return out
+
     def arrays(self, sentences: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
-        """Padded id arrays ``words, vectors, shapes, mask [b, N]``, ``affixes [b, N, N_AFFIXES]`` and
-        ``lengths [b]`` of sentences of forms."""
+        """Padded id arrays ``words, vectors, shapes, mask [b, N]``, ``affixes [b, N, N_AFFIXES]``,
+        ``lengths [b]`` of sentences of forms; with a character CNN also ``chars [b, N, L]`` (torch)
+        or ``char_features [b, N, filters]`` (numpy)."""
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
         b, n = len(sentences), int(lengths.max())
         ids = np.zeros((b, n, 3 + N_AFFIXES), dtype=np.int64)
         for i, s in enumerate(sentences):
             ids[i, :len(s)] = self.form_ids(s)
-        return {"words": ids[..., 0], "vectors": ids[..., 1], "shapes": ids[..., 2],
-                "affixes": np.ascontiguousarray(ids[..., 3:]), "mask": np.arange(n)[None, :] < lengths[:, None],
-                "lengths": lengths}
+        out = {"words": ids[..., 0], "vectors": ids[..., 1], "shapes": ids[..., 2],
+               "affixes": np.ascontiguousarray(ids[..., 3:]), "mask": np.arange(n)[None, :] < lengths[:, None],
+               "lengths": lengths}
+        if self.chars is not None:
+            if self.inference is not None:
+                out["char_features"] = self.char_features(sentences)
+            else:
+                out["chars"] = self.char_array(sentences)
+        return out
 
     def label_arrays(self, gold: Sequence[Dict[str, Sequence[str]]], n: int) -> Dict[str, np.ndarray]:
         """``[b, n]`` gold label ids of every head from each sentence's labels by head (padding 0)."""

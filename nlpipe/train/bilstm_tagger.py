@@ -37,19 +37,22 @@ from nlpipe.train.vectors import load_vectors, record, vocabulary
 
 MIN_WORD = 2     # training words seen fewer times share the unknown row of the trained word table
 MIN_AFFIX = 2
+MIN_CHAR = 2
 
 
 def build_vocab(forms: Sequence[str], tags: Sequence[str], feats: Sequence[str], vector_words: Sequence[str],
                 top: int) -> Dict[str, List[str]]:
     """The vocabularies: trained words (keys seen :data:`MIN_WORD` times), vector words (the keys of
-    the training words and of the ``top`` first ``vector_words`` that have a vector), affixes, the
-    joint tags and the FEATS strings (``feats`` empty: no FEATS head)."""
+    the training words and of the ``top`` first ``vector_words`` that have a vector), affixes,
+    characters, the joint tags and the FEATS strings (``feats`` empty: no FEATS head)."""
     counts = Counter(word_key(f) for f in forms)
     with_vector = {word_key(w) for w in vector_words}
     affixes = Counter(a for f in set(forms) for a in affix_keys(f))
+    chars = Counter(c for f in forms for c in f)
     return {"words": sorted(k for k, c in counts.items() if c >= MIN_WORD),
             "vectors": [k for k in vocabulary(forms, vector_words, top) if k in with_vector],
             "affixes": sorted(a for a, c in affixes.items() if c >= MIN_AFFIX),
+            "chars": sorted(ch for ch, c in chars.items() if c >= MIN_CHAR),
             "tags": sorted(set(tags)), "feats": sorted(set(feats))}
 
 
@@ -141,6 +144,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
                         [f for s in morph_train for f in s.feats] if "feats" in columns else [], vector_words, glove_top)
     hyper = dict(DEFAULT_HYPER, **(hyper or {}), vector_dim=0 if vecs is None else vecs.dim)
+    if not hyper["char_filters"]:
+        hyper["char_dim"] = 0
     model = TaggerModel(vocab, hyper, resolve_device(device))
     if vecs is not None:
         model.net.set_vectors(vector_matrix(vocab["vectors"], vector_words, matrix, vecs.dim))
