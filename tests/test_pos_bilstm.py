@@ -152,7 +152,8 @@ def test_the_chain_runs_the_tagger_the_folder_holds(model_dir):
     rows = [l.split("\t") for l in r.stdout.decode().splitlines() if l and not l.startswith("#")]
     assert [(x[1], x[3], x[4], x[2]) for x in rows][:3] == [("the", "DET", "DT", "the"), ("big", "ADJ", "JJ", "big"),
                                                             ("dogs", "NOUN", "NNS", "dog")]
-    r = run_cli("pos", "-m", str(model_dir), input=b"1\tRex\t_\t_\t_\t_\t_\t_\t_\t_\n2\tsees\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    sentence = "".join(f"{k}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n" for k, w in enumerate("Rex sees a cat .".split(), 1))
+    r = run_cli("pos", "-m", str(model_dir), input=(sentence + "\n").encode())
     assert r.returncode == 0, r.stderr.decode()
     assert "\tsee\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t" in r.stdout.decode()
 

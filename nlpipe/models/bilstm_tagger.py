@@ -3,9 +3,12 @@ the CPU, torch for training and CUDA) and its folder.
 
 The folder holds ``config.json`` (the joint ``UPOS<TAB>XPOS`` labels as ``labels``, the
 hyper-parameters under ``model``), ``vocab.json`` (``words``: the trained word table's keys;
-``vectors``: the pre-trained table's; ``affixes``; ``feats``: the FEATS strings of the FEATS head,
-empty without one), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
-:class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's labels.
+``vectors``: the pre-trained table's; ``affixes``; ``chars``: the character CNN's; ``feats``: the
+FEATS strings of the FEATS head; ``lemmas``: the lemma rules of the lemma head, as
+:func:`~nlpipe.models.lemmatizer.lemma_rule` writes them; each empty where the model has no such
+part), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
+:class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's
+labels. Config ``model.lemma_from`` says where lemmas come from (:data:`LEMMA_SOURCES`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,10 @@ from nlpipe.vocab import Vocab
 
 ARCH = "bilstm-tagger.v1"
 LEMMA_DIR = "lemma"
+# where a word's lemma comes from: the Lemmatizer (lexicon by form and tag, then its rule
+# classifier); the lemma head's rule; the Lemmatizer's lexicon, then the head; the lexicon of forms
+# that always had one lemma in training, then the head
+LEMMA_SOURCES = ("lemmatizer", "head", "lexicon+head", "forms+head")
 FORM_CACHE = 100_000   # distinct forms whose ids the model keeps (then it starts again)
 MAX_CHARS = 20         # characters of a word the character CNN reads
 
@@ -44,7 +51,7 @@ class TaggerModel:
         self.vectors = word_vocab(vocab["vectors"])
         self.affixes = Vocab(vocab["affixes"])
         self.chars = Vocab(vocab.get("chars") or []) if hyper.get("char_dim") else None
-        self.labels = {"tags": list(vocab["tags"]), "feats": list(vocab.get("feats") or [])}
+        self.labels = {k: list(vocab.get(k) or []) for k in HEADS}
         self.sizes = {"words": len(self.words), "vectors": len(self.vectors), "affixes": len(self.affixes),
                       "chars": len(self.chars) if self.chars is not None else 0,
                       **{k: len(self.labels[k]) for k in HEADS}}
@@ -137,14 +144,15 @@ class TaggerModel:
         return out
 
     def label_arrays(self, gold: Sequence[Dict[str, Sequence[str]]], n: int) -> Dict[str, np.ndarray]:
-        """``[b, n]`` gold label ids of every head from each sentence's labels by head (padding 0)."""
+        """``[b, n]`` gold label ids of every head from each sentence's labels by head (padding 0;
+        a label the head does not have: ``ignore``, -100, which the loss skips)."""
         out = {}
         for k in HEADS:
             if self.labels[k]:
                 index = {l: i for i, l in enumerate(self.labels[k])}
                 a = np.zeros((len(gold), n), dtype=np.int64)
                 for i, g in enumerate(gold):
-                    a[i, :len(g[k])] = [index.get(l, 0) for l in g[k]]
+                    a[i, :len(g[k])] = [index.get(l, -100) for l in g[k]]
                 out[k] = a
         return out
 
@@ -164,11 +172,13 @@ class TaggerModel:
         return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
 
     # saving and loading: config.json + vocab.json + weights.pt
-    def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str]) -> None:
-        """Write the folder (``lemma``: the lemmatizer's subfolder, None without one)."""
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str],
+             lemma_from: Optional[str]) -> None:
+        """Write the folder (``lemma``: the lemmatizer's subfolder, None without one; ``lemma_from``:
+        one of :data:`LEMMA_SOURCES`, None without lemmas)."""
         save_model_dir(out_dir, self.vocab, self.net,
                        {"stage": "pos", "arch": ARCH, "language": lang, "labels": self.labels["tags"],
-                        "model": dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma),
+                        "model": dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma, lemma_from=lemma_from),
                         "training": training}, labels_key="tags")
 
     @classmethod

@@ -13,7 +13,8 @@ import numpy as np
 from nlpipe.models.neural_numpy import BiLSTMStack, Linear, check_shapes, linear_shapes
 from nlpipe.nn.features import SHAPES
 
-HEADS = ("tags", "feats")   # the outputs: the joint UPOS<TAB>XPOS label, the whole FEATS string
+# the outputs: the joint UPOS<TAB>XPOS label, the whole FEATS string, the lemma's rewrite rule
+HEADS = ("tags", "feats", "lemmas")
 
 
 def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:

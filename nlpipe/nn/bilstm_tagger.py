@@ -21,6 +21,9 @@ from torch import nn
 from nlpipe.nn.features import SHAPES
 from nlpipe.nn.parser_encoder import BiLSTMStack, dropout
 
+IGNORE = -100   # a gold label id that no head's loss counts
+
+
 class CharCNN(nn.Module):
     """A word's characters, embedded, through one convolution of ``width`` characters (zero padding),
     max-pooled over the word: ``chars [batch, N, L]`` ids (0 padding) -> ``[batch, N, filters]``."""
@@ -86,8 +89,8 @@ class BiLSTMTagger(nn.Module):
         return {k: head(h) for k, head in self.heads.items()}
 
     def loss(self, scores: Dict[str, torch.Tensor], gold: Dict[str, torch.Tensor], mask: torch.Tensor) -> Any:
-        """Sum over heads of the mean token cross-entropy (``gold[name] [batch, N]`` label ids), with
-        each head's part for the log."""
-        parts = {k: F.cross_entropy(s[mask], gold[k][mask]) for k, s in scores.items()}
+        """Sum over heads of the mean token cross-entropy (``gold[name] [batch, N]`` label ids,
+        :data:`IGNORE` where a word's label is not one of the head's), with each head's part for the log."""
+        parts = {k: F.cross_entropy(s[mask], gold[k][mask], ignore_index=IGNORE) for k, s in scores.items()}
         return sum(parts.values()), {k: float(v.detach()) for k, v in parts.items()}
 

@@ -23,7 +23,8 @@ from nlpipe.io.conllu import UPOS, XPOS, read_file
 from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
-from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, LEMMA_DIR, TaggerModel
+from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES, TaggerModel
+from nlpipe.models.lemmatizer import lemma_rule
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import affix_keys, word_key
@@ -38,13 +39,15 @@ from nlpipe.train.vectors import load_vectors, record, vocabulary
 MIN_WORD = 2     # training words seen fewer times share the unknown row of the trained word table
 MIN_AFFIX = 2
 MIN_CHAR = 2
+MIN_RULE = 2     # lemma rules of the lemma head: those of this many training words or more
 
 
-def build_vocab(forms: Sequence[str], tags: Sequence[str], feats: Sequence[str], vector_words: Sequence[str],
-                top: int) -> Dict[str, List[str]]:
+def build_vocab(forms: Sequence[str], tags: Sequence[str], feats: Sequence[str], rules: Sequence[str],
+                vector_words: Sequence[str], top: int) -> Dict[str, List[str]]:
     """The vocabularies: trained words (keys seen :data:`MIN_WORD` times), vector words (the keys of
     the training words and of the ``top`` first ``vector_words`` that have a vector), affixes,
-    characters, the joint tags and the FEATS strings (``feats`` empty: no FEATS head)."""
+    characters, the joint tags, the FEATS strings (``feats`` empty: no FEATS head) and the lemma rules
+    (``rules``, one a word; empty: no lemma head)."""
     counts = Counter(word_key(f) for f in forms)
     with_vector = {word_key(w) for w in vector_words}
     affixes = Counter(a for f in set(forms) for a in affix_keys(f))
@@ -53,7 +56,8 @@ def build_vocab(forms: Sequence[str], tags: Sequence[str], feats: Sequence[str],
             "vectors": [k for k in vocabulary(forms, vector_words, top) if k in with_vector],
             "affixes": sorted(a for a, c in affixes.items() if c >= MIN_AFFIX),
             "chars": sorted(ch for ch, c in chars.items() if c >= MIN_CHAR),
-            "tags": sorted(set(tags)), "feats": sorted(set(feats))}
+            "tags": sorted(set(tags)), "feats": sorted(set(feats)),
+            "lemmas": sorted(r for r, c in Counter(rules).items() if c >= MIN_RULE)}
 
 
 def vector_matrix(keys: Sequence[str], vector_words: Sequence[str], matrix: np.ndarray, dim: int) -> np.ndarray:
@@ -68,11 +72,13 @@ def vector_matrix(keys: Sequence[str], vector_words: Sequence[str], matrix: np.n
     return out
 
 
-def dev_scores(model: TaggerModel, gold: List[Any], lemmatizer: Any = None) -> Dict[str, float]:
+def dev_scores(model: TaggerModel, gold: List[Any], lemmatizer: Any = None, lemma_from: str = "lemmatizer"
+               ) -> Dict[str, float]:
     """UPOS, XPOS (UFeats, AllTags, Lemmas where the model writes them) of the stage on gold sentences."""
-    r = stage_scores(BiLSTMPosTagger(model, lemmatizer, workers=1), "pos", gold)
+    stage = BiLSTMPosTagger(model, lemmatizer, workers=1, lemma_from=lemma_from)
+    r = stage_scores(stage, "pos", gold)
     names = ("upos", "xpos") + (("ufeats", "alltags") if model.labels["feats"] else ()) + \
-        (("lemmas",) if lemmatizer is not None else ())
+        (("lemmas",) if "lemma" in stage.provides else ())
     return {k: round(r[k], 2) for k in names if k in r}
 
 
@@ -141,8 +147,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     flat = [f for s in forms for f in s]
     vecs = load_vectors(vectors, lang, flat, glove_top, glove_words_file, glove_vectors_file, say)
     vector_words, matrix = (vecs.words, vecs.matrix) if vecs is not None else ([], np.zeros((0, 0), np.float32))
+    rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
+        if "lemmas" in columns else [[] for _ in morph_train]
     vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
-                        [f for s in morph_train for f in s.feats] if "feats" in columns else [], vector_words, glove_top)
+                        [f for s in morph_train for f in s.feats] if "feats" in columns else [],
+                        [r for s in rules for r in s if r], vector_words, glove_top)
     hyper = dict(DEFAULT_HYPER, **(hyper or {}), vector_dim=0 if vecs is None else vecs.dim)
     if not hyper["char_filters"]:
         hyper["char_dim"] = 0
@@ -151,28 +160,42 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
         model.net.set_vectors(vector_matrix(vocab["vectors"], vector_words, matrix, vecs.dim))
     source = record(vecs, top=glove_top)
     del vecs, matrix, vector_words
-    gold = [{"tags": s[1], "feats": m.feats} for s, m in zip(tagged, morph_train)]
+    gold = [{"tags": s[1], "feats": m.feats, "lemmas": r} for s, m, r in zip(tagged, morph_train, rules)]
     n_params = sum(p.numel() for p in model.net.parameters() if p.requires_grad)
     say(f"pos: {len(tagged)} training sentences, {len(vocab['words'])} words, {len(vocab['vectors'])} with vectors, "
-        f"{len(vocab['tags'])} tags, {len(vocab['feats'])} FEATS, {n_params} trained parameters")
+        f"{len(vocab['tags'])} tags, {len(vocab['feats'])} FEATS, {len(vocab['lemmas'])} lemma rules, "
+        f"{n_params} trained parameters")
     opt = adam([p for p in model.net.parameters() if p.requires_grad], lr=lr, betas=(0.9, 0.9))
     trainer = TaggerTrainer(model, forms, gold, dev_sents, batch_tokens)
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=bool(ema), patience=patience,
                       max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
-    lemmatizer = None
+    lemmatizer = lemma_from = None
     if "lemmas" in columns:
         lemmatizer = _train_lemmatizer(model, tagged, morph_train, dev_sents, dev_path, seed, say)
         lemmatizer.save(Path(out_dir) / LEMMA_DIR)
-    scores = dev_scores(model, dev_sents, lemmatizer)
+        lemma_from = choose_lemma_source(model, lemmatizer, dev_sents, say)
+    scores = dev_scores(model, dev_sents, lemmatizer, lemma_from or "lemmatizer")
     say("pos: dev " + " ".join(f"{k} {v:.2f}" for k, v in scores.items()))
     training = training_block({"train": train_path, "dev": dev_path}, scores, seed=seed, epochs_run=len(run.history),
                               best_epoch=run.best_epoch, minutes=round(run.minutes, 1), ema=ema or None,
                               batch_tokens=batch_tokens, lr=lr, decay=decay, threads=threads,
                               vectors=source,
                               history=run.history)
-    model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None)
+    model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from)
     return {"best": dict(run.best, **scores), "minutes": round(run.minutes, 1), "model": str(out_dir)}
+
+
+def choose_lemma_source(model: TaggerModel, lemmatizer: Any, dev_sents: List[Any], say: Any) -> str:
+    """The source of :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` with the best dev Lemmas
+    (ties: the first)."""
+    if not model.labels["lemmas"]:
+        return "lemmatizer"
+    found = {}
+    for source in LEMMA_SOURCES:
+        found[source] = dev_scores(model, dev_sents, lemmatizer, source)["lemmas"]
+    say("lemmas: dev by source: " + ", ".join(f"{k} {v:.2f}" for k, v in found.items()))
+    return max(LEMMA_SOURCES, key=lambda k: (found[k], -LEMMA_SOURCES.index(k)))
 
 
 def _train_lemmatizer(model: TaggerModel, tagged: Sequence[Any], morph_train: Sequence[MorphSentence],
