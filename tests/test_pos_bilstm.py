@@ -169,3 +169,40 @@ def test_tagging_on_the_cpu_never_imports_torch(model_dir):
             "assert 'torch' not in sys.modules\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
+
+
+@pytest.mark.parametrize("source", ["lemmatizer", "head", "lexicon+head", "forms+head"])
+def test_every_lemma_source_lemmatizes_dev(model_dir, source):
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.models.bilstm_tagger import TaggerModel
+    from nlpipe.models.lemmatizer import Lemmatizer
+    from nlpipe.stages.pos_bilstm import BiLSTMPosTagger
+
+    config = read_config(model_dir, "pos")
+    assert config["model"]["lemma_from"] in ("lemmatizer", "head", "lexicon+head", "forms+head")
+    stage = BiLSTMPosTagger(TaggerModel.load(model_dir, config, numpy=True), Lemmatizer.load(model_dir / "lemma"),
+                            lemma_from=source)
+    assert stage.lemma_from == source
+    dev = parse_string((model_dir.parent / "dev.conllu").read_text())
+    gold = [w[LEMMA] for s in dev for w in s.words]
+    for s in dev:
+        for w in s.words:
+            w[LEMMA] = "_"
+    got = [w[LEMMA] for s in stage.annotate(dev) for w in s.words]
+    assert sum(g == p for g, p in zip(gold, got)) >= 0.98 * len(gold)
+
+
+def test_without_morphology_feats_and_lemma_stay_as_they_are(tmp_path):
+    (tmp_path / "train.conllu").write_text(treebank(60, 4), encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(tmp_path / "train.conllu"), "--dev",
+                                       str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"), "--hidden", "8",
+                                       "--epochs", "2", "--char-filters", "0", "--vectors", "none", "--no-morph"])
+    assert r.exit_code == 0, r.output
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["model"]["char_dim"] == 0 and config["model"]["lemma"] is None
+    s = parse_string("1\tRex\tREX\t_\t_\tFoo=Bar\t_\t_\t_\t_\n2\tsees\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    tagger = load_stage("pos", str(tmp_path / "m"))
+    assert "lemma" not in tagger.provides
+    out = list(tagger.annotate(s))[0].words
+    assert [(w[LEMMA], w[FEATS]) for w in out] == [("REX", "Foo=Bar"), ("_", "_")]
+    assert all(w[UPOS] != "_" and w[XPOS] != "_" for w in out)

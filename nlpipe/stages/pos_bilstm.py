@@ -24,6 +24,7 @@ from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
 
 LABEL_SEP = "\t"
 
+
 class BiLSTMPosTagger(Adapter, stage="pos"):
     """Writes UPOS, XPOS (and FEATS, LEMMA where the model has them) of every word."""
 
@@ -59,7 +60,10 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
             return
         forms = [[w[FORM] for w in s.words] for s in todo]
         batches = length_batches([len(f) for f in forms], self.batch_tokens)
-        run = lambda batch: self.model.predict([forms[i] for i in batch])   # noqa: E731
+
+        def run(batch: List[int]) -> Dict[str, List[List[int]]]:
+            return self.model.predict([forms[i] for i in batch])
+
         tags: List[List[int]] = [[] for _ in todo]
         rules: List[List[int]] = [[] for _ in todo]
         feats = self.model.labels["feats"]
@@ -86,6 +90,8 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         flat = [f for s in forms for f in s]
         ids = [t for row in tags for t in row]
         lemmatizer = self.lemmatizer
+        if self.lemma_from != "lemmatizer" and not self._rules:
+            return None
         if self.lemma_from == "lemmatizer":
             if lemmatizer is None:
                 return None
