@@ -24,6 +24,7 @@ MODELS_PATH = "NLPIPE_MODELS"   # environment: the user's folders of models, os.
 ARCHS: Dict[str, str] = {
     "punkt-treebank.v1": "nlpipe.stages.tokenize:load_rules",
     "dfs-tagger.v1": "nlpipe.stages.pos:load",
+    "bilstm-tagger.v1": "nlpipe.stages.pos_bilstm:load",
     "idcnn.v1": "nlpipe.stages.ner:load",
     "bilstm.v1": "nlpipe.stages.ner:load",
     "biaffine.v1": "nlpipe.stages.parse:load",

@@ -33,7 +33,7 @@ SHARED = {
 }
 # A model's hyper-parameters: the same name means the same thing in each trainer, but the best value
 # depends on the model, so each trainer keeps its own default.
-PER_MODEL = {"--epochs", "--lr", "--batch-tokens", "--hidden", "--layers", "--dilations", "--ema", "--mode",
+PER_MODEL = {"--arch", "--epochs", "--lr", "--batch-tokens", "--hidden", "--layers", "--dilations", "--ema", "--mode",
              "--min-count", "--l2", "--patience"}
 # Spellings that were merged into one: none may come back.
 RETIRED = {"--time-limit": "--max-minutes", "--ema-decay": "--ema", "--run-margin": "--margin",

@@ -137,6 +137,10 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 # pos
 
 @train.command(name="pos")
+@click.option("--arch", type=click.Choice(["dfs", "bilstm"]), default="dfs", show_default=True,
+              help="dfs: the fast linear tagger (dynamic feature selection over feature templates); bilstm: the "
+                   "accurate one (a BiLSTM over word, word-vector, shape and affix embeddings, torch to train, "
+                   "numpy to run on the CPU). The options marked dfs or bilstm apply to that one only.")
 @O.train_file("CoNLL-U with UPOS and XPOS")
 @O.dev_file()
 @O.OUT_DIR
@@ -157,8 +161,18 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
               help="Two-pass models: the first pass's default margin (default: --margin).")
 @click.option("--first-checkpoints", default=None, metavar="S1",
               help="Two-pass models: the first pass's default checkpoints (default: --checkpoints).")
-@click.option("--epochs", type=int, default=4, show_default=True, help="Passes over the training data.")
-@click.option("--lr", type=float, default=0.02, show_default=True, help="AdaGrad learning rate.")
+@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: dfs 4, bilstm 40).")
+@click.option("--lr", type=float, default=None, help="Learning rate (default: dfs 0.02 (AdaGrad), bilstm 2e-3 (Adam)).")
+@click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 128).")
+@click.option("--layers", type=int, default=None, help="bilstm: BiLSTM layers (default 2).")
+@click.option("--char-filters", type=click.IntRange(min=0), default=None,
+              help="bilstm: filters of the character CNN over each word (default 64; 0: no character CNN).")
+@click.option("--batch-tokens", type=int, default=None, help="bilstm: batch size in tokens (default 1000).")
+@click.option("--patience", type=click.IntRange(min=1), default=None,
+              help="bilstm: stop after this many epochs without a better dev score (default 6).")
+@O.MAX_MINUTES
+@O.THREADS
+@O.DEVICE
 @click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
 @click.option("--min-count", type=int, default=2, show_default=True, help="Keep features seen this often.")
 @click.option("--wrapper-steps", type=int, default=10, show_default=True,
@@ -185,19 +199,32 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @O.LANG
 @O.SEED
 @O.AS_JSON
-def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
+def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fixed_n: Optional[int], order: str,
               order_from: Optional[str], train_margin: float, margin: Optional[float],
               checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
-              epochs: int, lr: float, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
+              epochs: Optional[int], lr: Optional[float], hidden: Optional[int], layers: Optional[int],
+              char_filters: Optional[int],
+              batch_tokens: Optional[int], patience: Optional[int], max_minutes: Optional[float], threads: int,
+              device: str, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
               wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Optional[str],
               glove_words: Optional[str],
               glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
               morph: Optional[bool], lang: Optional[str], seed: int, as_json: bool) -> None:
-    """Train the POS tagger (dynamic feature selection over feature templates)."""
+    """Train a POS tagger: the linear one (dynamic feature selection over feature templates) or with
+    --arch bilstm the accurate one."""
+    if arch == "bilstm":
+        _train_pos_bilstm(train_file, dev_file, out, vectors=vectors, glove_words_file=glove_words,
+                          glove_vectors_file=glove_vectors, glove_top=glove_top, seed=seed, threads=threads,
+                          device=device, morph=morph, as_json=as_json,
+                          **O.given(epochs=epochs, lr=lr, max_minutes=max_minutes, batch_tokens=batch_tokens,
+                                    patience=patience, lang=lang),
+                          hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters))
+        return
     from nlpipe.linear.dfs import checkpoint_schedule
     from nlpipe.train.pos import TrainOptions, read_templates, train_model
 
-    options = TrainOptions(mode=mode, margin=train_margin, lr=lr, l2=l2, epochs=epochs, min_count=min_count,
+    options = TrainOptions(mode=mode, margin=train_margin, lr=0.02 if lr is None else lr, l2=l2,
+                           epochs=4 if epochs is None else epochs, min_count=min_count,
                            seed=seed, fixed_n=fixed_n, order=order, wrapper_steps=wrapper_steps,
                            wrapper_sample=wrapper_sample, wrapper_epochs=wrapper_epochs)
     if mode == "fixed" and not fixed_n:
@@ -235,6 +262,17 @@ def train_pos(train_file: str, dev_file: str, out: str, mode: str, fixed_n: Opti
                            (("ufeats", "UFeats"), ("alltags", "AllTags"), ("lemmas", "Lemmas")) if "dev_" + key in sc)
     echo_result(config, f"pos: dev UPOS {sc['dev_upos']:.2f}, XPOS {sc['dev_xpos']:.2f}{morph_scores} (margin {margin}, "
                         f"checkpoints {checkpoints or 'all'}{first}) -> {out}", as_json)
+
+
+def _train_pos_bilstm(train_file: str, dev_file: str, out: str, as_json: bool, **options: Any) -> None:
+    from nlpipe.train.bilstm_tagger import train as train_bilstm
+
+    result = train_bilstm(train_file, dev_file, out, **options)
+    best = result["best"]
+    shown = ", ".join(f"{name} {best[key]:.2f}" for key, name in (("upos", "UPOS"), ("xpos", "XPOS"), ("ufeats", "UFeats"),
+                                                                  ("alltags", "AllTags"), ("lemmas", "Lemmas"))
+                      if key in best)
+    echo_result(result, f"pos: dev {shown} (epoch {best['epoch']}), {result['minutes']} min -> {out}", as_json)
 
 
 # ---------------------------------------------------------------------------------------------

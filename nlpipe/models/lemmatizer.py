@@ -308,10 +308,12 @@ class Lemmatizer:
         self.rules.save(model_dir / RULES_DIR, with_clusters=False, shared=shared)
 
     @classmethod
-    def load(cls, model_dir: Path, attributes: Attributes) -> "Lemmatizer":
-        """Read what :meth:`save` wrote; ``attributes`` (with their cluster table) are the tagger's."""
+    def load(cls, model_dir: Path, attributes: Optional[Attributes] = None) -> "Lemmatizer":
+        """Read what :meth:`save` wrote; ``attributes`` (with their cluster table) are the tagger's
+        (None: a lemmatizer saved with its own, beside a tagger without word attributes)."""
         model_dir = Path(model_dir)
         lex = read_json(model_dir / LEXICON_FILE)
-        rules = TemplatedModel.load(model_dir / RULES_DIR, attributes.clusters, attributes)
+        rules = TemplatedModel.load(model_dir / RULES_DIR, None if attributes is None else attributes.clusters,
+                                    attributes)
         with model_errors(model_dir, "lemmatizer"):
             return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules, lex["known"], lex["known_bonus"])

@@ -1,0 +1,187 @@
+"""The accurate POS tagger (arch ``bilstm-tagger.v1``): vocabularies, id arrays, the network (numpy on
+the CPU, torch for training and CUDA) and its folder.
+
+The folder holds ``config.json`` (the joint ``UPOS<TAB>XPOS`` labels as ``labels``, the
+hyper-parameters under ``model``), ``vocab.json`` (``words``: the trained word table's keys;
+``vectors``: the pre-trained table's; ``affixes``; ``chars``: the character CNN's; ``feats``: the
+FEATS strings of the FEATS head; ``lemmas``: the lemma rules of the lemma head, as
+:func:`~nlpipe.models.lemmatizer.lemma_rule` writes them; each empty where the model has no such
+part), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
+:class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's
+labels. Config ``model.lemma_from`` says where lemmas come from (:data:`LEMMA_SOURCES`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
+from nlpipe.nn.features import N_AFFIXES, affix_keys, word_shape, word_vocab
+from nlpipe.nn.weights import load_model, save_model_dir
+from nlpipe.vocab import Vocab
+
+ARCH = "bilstm-tagger.v1"
+LEMMA_DIR = "lemma"
+# where a word's lemma comes from: the Lemmatizer (lexicon by form and tag, then its rule
+# classifier); the lemma head's rule; the Lemmatizer's lexicon, then the head; the lexicon of forms
+# that always had one lemma in training, then the head
+LEMMA_SOURCES = ("lemmatizer", "head", "lexicon+head", "forms+head")
+FORM_CACHE = 100_000   # distinct forms whose ids the model keeps (then it starts again)
+MAX_CHARS = 20         # characters of a word the character CNN reads
+
+# hyper-parameters of a new tagger (vector_dim: the vectors' size, 0 without vectors)
+DEFAULT_HYPER: Dict[str, Any] = {
+    "word_dim": 64, "vector_dim": 0, "shape_dim": 8, "affix_dim": 64, "hidden": 128, "layers": 2,
+    "dropout": 0.33, "word_dropout": 0.25, "char_dim": 32, "char_filters": 64, "char_width": 3,
+}
+
+
+class TaggerModel:
+    """The vocabularies, the label sets and the network together. ``vocab``: ``words``, ``vectors``,
+    ``affixes`` (entries without the specials), ``tags`` (joint labels) and ``feats`` (may be empty)."""
+
+    def __init__(self, vocab: Dict[str, List[str]], hyper: Dict[str, Any], device: str = "cpu",
+                 params: Optional[Dict[str, np.ndarray]] = None):
+        """``params``: the arrays of a saved network, run in numpy (no torch import); otherwise a
+        torch :class:`~nlpipe.nn.bilstm_tagger.BiLSTMTagger` on ``device``."""
+        self.vocab, self.hyper = vocab, hyper
+        self.words = word_vocab(vocab["words"])
+        self.vectors = word_vocab(vocab["vectors"])
+        self.affixes = Vocab(vocab["affixes"])
+        self.chars = Vocab(vocab.get("chars") or []) if hyper.get("char_dim") else None
+        self.labels = {k: list(vocab.get(k) or []) for k in HEADS}
+        self.sizes = {"words": len(self.words), "vectors": len(self.vectors), "affixes": len(self.affixes),
+                      "chars": len(self.chars) if self.chars is not None else 0,
+                      **{k: len(self.labels[k]) for k in HEADS}}
+        self._forms: Dict[str, Tuple[int, ...]] = {}
+        self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
+        self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
+        self.inference: Optional[TaggerInference] = None
+        self.torch: Any = None
+        if params is not None:
+            self.inference = TaggerInference(params, expected_shapes(hyper, self.sizes))
+            return
+        import torch
+
+        from nlpipe.nn.bilstm_tagger import BiLSTMTagger
+
+        self.torch = torch
+        self.net = BiLSTMTagger(hyper, len(self.words), len(self.vectors), len(self.affixes),
+                                {k: self.sizes[k] for k in HEADS}, self.sizes["chars"])
+        self.device = torch.device(device)
+        self.net.to(self.device)
+
+    def form_ids(self, forms: Sequence[str]) -> np.ndarray:
+        """``[len(forms), 3 + N_AFFIXES]``: word id, vector id, shape id, affix ids of every form."""
+        cache = self._forms
+        if len(cache) > FORM_CACHE:
+            cache.clear()
+        rows = []
+        for f in forms:
+            row = cache.get(f)
+            if row is None:
+                row = cache[f] = (self.words.id(f), self.vectors.id(f), word_shape(f),
+                                  *(self.affixes.id(k) for k in affix_keys(f)))
+            rows.append(row)
+        return np.array(rows, dtype=np.int64).reshape(len(forms), 3 + N_AFFIXES)
+
+    def char_ids(self, form: str) -> List[int]:
+        """Character ids of a form (at most :data:`MAX_CHARS`: a longer one's first and last halves)."""
+        got = self._chars.get(form)
+        if got is None:
+            text = form if len(form) <= MAX_CHARS else form[:MAX_CHARS // 2] + form[-(MAX_CHARS // 2):]
+            if len(self._chars) > FORM_CACHE:
+                self._chars.clear()
+            got = self._chars[form] = [self.chars.id(c) for c in text] or [1]   # type: ignore[union-attr]
+        return got
+
+    def char_array(self, words: Sequence[Sequence[str]]) -> np.ndarray:
+        """``[b, N, L]`` character ids of rows of forms (0 padding)."""
+        rows = [[self.char_ids(f) for f in s] for s in words]
+        n = max(len(r) for r in rows)
+        length = max((len(c) for r in rows for c in r), default=1)
+        out = np.zeros((len(rows), n, length), dtype=np.int64)
+        for i, r in enumerate(rows):
+            for k, c in enumerate(r):
+                out[i, k, :len(c)] = c
+        return out
+
+    def char_features(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+        """numpy: ``[b, N, filters]`` the character CNN's output, computed once per form."""
+        cache = self._char_features      # shared by the threads of map_batches: read once, then local
+        got = {f: cache.get(f) for s in sentences for f in s}
+        new = sorted(f for f, v in got.items() if v is None)
+        if new:
+            if len(cache) > FORM_CACHE:
+                cache.clear()
+            for f, v in zip(new, self.inference.char_features(self.char_array([new])[0])):  # type: ignore[union-attr]
+                cache[f] = got[f] = v
+        out = np.zeros((len(sentences), max(len(s) for s in sentences), self.hyper["char_filters"]), np.float32)
+        for i, s in enumerate(sentences):
+            if s:
+                out[i, :len(s)] = [got[f] for f in s]
+        return out
+
+    def arrays(self, sentences: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
+        """Padded id arrays ``words, vectors, shapes, mask [b, N]``, ``affixes [b, N, N_AFFIXES]``,
+        ``lengths [b]`` of sentences of forms; with a character CNN also ``chars [b, N, L]`` (torch)
+        or ``char_features [b, N, filters]`` (numpy)."""
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        b, n = len(sentences), int(lengths.max())
+        ids = np.zeros((b, n, 3 + N_AFFIXES), dtype=np.int64)
+        for i, s in enumerate(sentences):
+            ids[i, :len(s)] = self.form_ids(s)
+        out = {"words": ids[..., 0], "vectors": ids[..., 1], "shapes": ids[..., 2],
+               "affixes": np.ascontiguousarray(ids[..., 3:]), "mask": np.arange(n)[None, :] < lengths[:, None],
+               "lengths": lengths}
+        if self.chars is not None:
+            if self.inference is not None:
+                out["char_features"] = self.char_features(sentences)
+            else:
+                out["chars"] = self.char_array(sentences)
+        return out
+
+    def label_arrays(self, gold: Sequence[Dict[str, Sequence[str]]], n: int) -> Dict[str, np.ndarray]:
+        """``[b, n]`` gold label ids of every head from each sentence's labels by head (padding 0;
+        a label the head does not have: ``ignore``, -100, which the loss skips)."""
+        out = {}
+        for k in HEADS:
+            if self.labels[k]:
+                index = {l: i for i, l in enumerate(self.labels[k])}
+                a = np.zeros((len(gold), n), dtype=np.int64)
+                for i, g in enumerate(gold):
+                    a[i, :len(g[k])] = [index.get(l, -100) for l in g[k]]
+                out[k] = a
+        return out
+
+    def tensors(self, a: Dict[str, np.ndarray]) -> Dict[str, Any]:
+        """Id arrays as torch tensors on the model's device."""
+        return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
+
+    def predict(self, sentences: Sequence[Sequence[str]]) -> Dict[str, List[List[int]]]:
+        """Label ids of every head for every word of one batch of sentences (lists of forms)."""
+        a = self.arrays(sentences)
+        if self.inference is not None:
+            best = self.inference.predict(a, a["lengths"])
+        else:
+            self.net.eval()
+            with self.torch.no_grad():
+                best = {k: s.argmax(-1).cpu().numpy() for k, s in self.net(self.tensors(a)).items()}
+        return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
+
+    # saving and loading: config.json + vocab.json + weights.pt
+    def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str],
+             lemma_from: Optional[str]) -> None:
+        """Write the folder (``lemma``: the lemmatizer's subfolder, None without one; ``lemma_from``:
+        one of :data:`LEMMA_SOURCES`, None without lemmas)."""
+        save_model_dir(out_dir, self.vocab, self.net,
+                       {"stage": "pos", "arch": ARCH, "language": lang, "labels": self.labels["tags"],
+                        "model": dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma, lemma_from=lemma_from),
+                        "training": training}, labels_key="tags")
+
+    @classmethod
+    def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False) -> "TaggerModel":
+        """The model of a folder; with ``numpy`` (``device`` cpu only) its network runs in numpy."""
+        return load_model(cls, model_dir, "tagger model", config, "tags", device, numpy)

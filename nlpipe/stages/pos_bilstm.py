@@ -1,0 +1,127 @@
+"""The ``pos`` stage over the accurate BiLSTM tagger (arch ``bilstm-tagger.v1``,
+:mod:`nlpipe.models.bilstm_tagger`): UPOS and XPOS from one joint label, FEATS from the FEATS head
+(a model without one leaves FEATS alone) and LEMMA from the folder's lemmatizer reading the tags,
+the lemma head's rewrite rule, or both (config ``model.lemma_from``).
+
+Sentences are tagged in length-sorted batches of a token budget (:mod:`nlpipe.nn.batching`), several
+at once in threads on the CPU (:func:`~nlpipe.stages.base.map_batches`), in numpy unless the device
+is CUDA.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional
+
+import numpy as np
+
+from nlpipe.errors import ModelError
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, Sentence
+from nlpipe.models.bilstm_tagger import LEMMA_SOURCES, TaggerModel
+from nlpipe.models.lemmatizer import Lemmatizer, apply_rule
+from nlpipe.nn.batching import batch_tokens_for, length_batches
+from nlpipe.nn.device import resolve_device
+from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
+
+LABEL_SEP = "\t"
+
+
+class BiLSTMPosTagger(Adapter, stage="pos"):
+    """Writes UPOS, XPOS (and FEATS, LEMMA where the model has them) of every word."""
+
+    provides = frozenset({"pos", "upos", "xpos"})
+
+    def __init__(self, model: TaggerModel, lemmatizer: Optional[Lemmatizer] = None, batch_tokens: int = 1000,
+                 workers: Optional[int] = None, lemma_from: str = "lemmatizer"):
+        """``workers``: batches tagged at once in threads (default on the CPU:
+        :func:`~nlpipe.stages.base.cpu_threads`; on CUDA 1); ``lemma_from``: one of
+        :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` (what it names must be there)."""
+        self.model, self.lemmatizer, self.batch_tokens = model, lemmatizer, batch_tokens
+        if lemma_from not in LEMMA_SOURCES:
+            raise ValueError(f"unknown lemma source {lemma_from!r}")
+        if (lemma_from != "head" and lemmatizer is None) or (lemma_from != "lemmatizer" and not model.labels["lemmas"]):
+            lemma_from = "lemmatizer" if lemmatizer is not None else "head"
+        self.lemma_from = lemma_from
+        self._rules = model.labels["lemmas"]
+        tags = model.labels["tags"]
+        if not tags or any(LABEL_SEP not in t for t in tags):
+            raise ValueError("labels are not UPOS/XPOS pairs")
+        if lemmatizer is not None and lemmatizer.tag_labels != tags:
+            raise ValueError("the lemmatizer reads other POS labels than the tagger's")
+        self._pairs = [tuple(t.split(LABEL_SEP, 1)) for t in tags]
+        if model.labels["feats"] or lemmatizer is not None or self._rules:
+            self.provides = self.provides | {"feats", "lemma"}
+        if workers is None:
+            workers = cpu_threads() if model.inference is not None or model.device.type == "cpu" else 1
+        self.workers = max(1, workers)
+
+    def _fill(self, chunk: List[Sentence]) -> None:
+        todo = [s for s in chunk if s.words]
+        if not todo:
+            return
+        forms = [[w[FORM] for w in s.words] for s in todo]
+        batches = length_batches([len(f) for f in forms], self.batch_tokens)
+
+        def run(batch: List[int]) -> Dict[str, List[List[int]]]:
+            return self.model.predict([forms[i] for i in batch])
+
+        tags: List[List[int]] = [[] for _ in todo]
+        rules: List[List[int]] = [[] for _ in todo]
+        feats = self.model.labels["feats"]
+        for batch, best in zip(batches, map_batches(run, batches, self.workers, self.model.torch)):
+            for i, row in zip(batch, best["tags"]):
+                tags[i] = row
+                for w, t in zip(todo[i].words, row):
+                    w[UPOS], w[XPOS] = self._pairs[t]
+            for i, row in zip(batch, best.get("feats", ())):
+                for w, f in zip(todo[i].words, row):
+                    w[FEATS] = feats[f]
+            for i, row in zip(batch, best.get("lemmas", ())):
+                rules[i] = row
+        lemmas = self.lemmas(forms, tags, rules)
+        if lemmas is not None:
+            it = iter(lemmas)
+            for s in todo:
+                for w in s.words:
+                    w[LEMMA] = next(it)
+
+    def lemmas(self, forms: List[List[str]], tags: List[List[int]], rules: List[List[int]]) -> Optional[List[str]]:
+        """The lemma of every word (sentences of ``forms``, their tag ids and the lemma head's rule
+        ids), from :attr:`lemma_from`; None for a model without lemmas."""
+        flat = [f for s in forms for f in s]
+        ids = [t for row in tags for t in row]
+        lemmatizer = self.lemmatizer
+        if self.lemma_from != "lemmatizer" and not self._rules:
+            return None
+        if self.lemma_from == "lemmatizer":
+            if lemmatizer is None:
+                return None
+            tag_ids = np.array(ids, dtype=np.int64)
+            layout, atoms = lemmatizer.rules.layout_flat(flat, [len(s) for s in forms])
+            return lemmatizer.lemmatize(flat, tag_ids, layout, atoms, layout.scatter(tag_ids, len(self._pairs)))
+        out = [apply_rule(f, self._rules[r]) or f for f, r in zip(flat, (r for row in rules for r in row))]
+        if self.lemma_from == "lexicon+head":
+            out = [lemmatizer.lookup(f, t) or lemma for f, t, lemma in zip(flat, ids, out)]   # type: ignore[union-attr]
+        elif self.lemma_from == "forms+head":
+            out = [lemmatizer.by_form.get(f) or lemma for f, lemma in zip(flat, out)]   # type: ignore[union-attr]
+        return out
+
+    def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        return fill_in_chunks(sentences, self._fill)
+
+
+def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tokens: Optional[int] = None,
+         workers: Optional[int] = None, **_: Any) -> BiLSTMPosTagger:
+    """Loader of arch ``bilstm-tagger.v1``: ``device`` cpu (numpy) | cuda | auto (torch),
+    ``batch_tokens`` (default by device, :func:`~nlpipe.nn.batching.batch_tokens_for`), ``workers``
+    (see :class:`BiLSTMPosTagger`). The options of the linear tagger (margins, checkpoints) do not
+    apply and are ignored."""
+    device = resolve_device(device)
+    model = TaggerModel.load(Path(model_dir), config, device, numpy=device == "cpu")
+    settings = config.get("model", {})
+    lemma = settings.get("lemma")
+    lemmatizer = Lemmatizer.load(Path(model_dir) / str(lemma)) if lemma else None
+    try:
+        return BiLSTMPosTagger(model, lemmatizer, batch_tokens_for(device, batch_tokens), workers,
+                               settings.get("lemma_from") or "lemmatizer")
+    except ValueError as e:
+        raise ModelError(f"{model_dir}: {e}") from None

@@ -1,0 +1,208 @@
+"""The accurate POS tagger (``nlpipe train pos --arch bilstm``, arch ``bilstm-tagger.v1``): training on a
+tiny synthetic treebank, numpy inference against torch's, the model folder, the chain."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from nlpipe.cli.train import train_pos
+from nlpipe.io.conllu import FEATS, LEMMA, UPOS, XPOS, parse_string
+from nlpipe.registry import load_stage
+
+from conftest import run_cli
+
+torch = pytest.importorskip("torch")
+
+# word -> (UPOS, XPOS, FEATS, LEMMA): every word has one analysis, so a tagger can learn them all.
+LEXICON = {
+    "the": ("DET", "DT", "Definite=Def|PronType=Art", "the"),
+    "a": ("DET", "DT", "Definite=Ind|PronType=Art", "a"),
+    "dog": ("NOUN", "NN", "Number=Sing", "dog"), "dogs": ("NOUN", "NNS", "Number=Plur", "dog"),
+    "cat": ("NOUN", "NN", "Number=Sing", "cat"), "cats": ("NOUN", "NNS", "Number=Plur", "cat"),
+    "bird": ("NOUN", "NN", "Number=Sing", "bird"), "birds": ("NOUN", "NNS", "Number=Plur", "bird"),
+    "sees": ("VERB", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin", "see"),
+    "chased": ("VERB", "VBD", "Mood=Ind|Tense=Past|VerbForm=Fin", "chase"),
+    "likes": ("VERB", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin", "like"),
+    "big": ("ADJ", "JJ", "Degree=Pos", "big"), "small": ("ADJ", "JJ", "Degree=Pos", "small"),
+    ".": ("PUNCT", ".", "_", "."), "Rex": ("PROPN", "NNP", "Number=Sing", "Rex"),
+}
+DETS, NOUNS, VERBS, ADJS = ["the", "a"], ["dog", "dogs", "cat", "cats", "bird", "birds"], \
+    ["sees", "chased", "likes"], ["big", "small"]
+
+
+def treebank(n: int, seed: int) -> str:
+    """``n`` random sentences ``(DET (ADJ) NOUN | Rex) VERB DET (ADJ) NOUN .`` in CoNLL-U."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = ["Rex"] if rng.random() < 0.2 else [rng.choice(DETS)] + [rng.choice(ADJS)] * (rng.random() < 0.4) \
+            + [rng.choice(NOUNS)]
+        words += [rng.choice(VERBS), rng.choice(DETS)] + [rng.choice(ADJS)] * (rng.random() < 0.4) + \
+            [rng.choice(NOUNS), "."]
+        rows = [f"# sent_id = s{i}"]
+        for k, w in enumerate(words, 1):
+            upos, xpos, feats, lemma = LEXICON[w]
+            rows.append(f"{k}\t{w}\t{lemma}\t{upos}\t{xpos}\t{feats}\t0\tdep\t_\t_")
+        out.append("\n".join(rows) + "\n")
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("pos-bilstm")
+    (d / "train.conllu").write_text(treebank(200, 1), encoding="utf-8")
+    (d / "dev.conllu").write_text(treebank(30, 2), encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
+                                       str(d / "dev.conllu"), "--out", str(d / "model"), "--hidden", "16",
+                                       "--epochs", "30", "--lr", "0.02", "--batch-tokens", "100", "--vectors", "none", "--json"])
+    assert r.exit_code == 0, r.output
+    return d / "model"
+
+
+def test_trains_and_tags_every_column(model_dir):
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["stage"] == "pos" and config["arch"] == "bilstm-tagger.v1"
+    assert "NOUN\tNNS" in config["labels"] and config["model"]["hidden"] == 16
+    scores = config["training"]["scores"]
+    assert scores["dev_upos"] >= 98 and scores["dev_xpos"] >= 98 and scores["dev_ufeats"] >= 98
+    assert scores["dev_lemmas"] >= 98
+    dev = parse_string((model_dir.parent / "dev.conllu").read_text())
+    blank = parse_string((model_dir.parent / "dev.conllu").read_text())
+    for s in blank:
+        for w in s.words:
+            w[UPOS] = w[XPOS] = w[FEATS] = w[LEMMA] = "_"
+    tagger = load_stage("pos", str(model_dir))
+    assert {"upos", "xpos", "feats", "lemma"} <= tagger.provides
+    out = list(tagger.annotate(blank))
+    pairs = [(g, p) for gs, ps in zip(dev, out) for g, p in zip(gs.words, ps.words)]
+    for column in (UPOS, XPOS, FEATS, LEMMA):
+        assert sum(g[column] == p[column] for g, p in pairs) >= 0.98 * len(pairs)
+
+
+def test_an_unseen_word_gets_a_tag_and_a_lemma(model_dir):
+    s = parse_string("1\tthe\t_\t_\t_\t_\t_\t_\t_\t_\n2\tzebras\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                     "3\tsees\t_\t_\t_\t_\t_\t_\t_\t_\n4\tRex\t_\t_\t_\t_\t_\t_\t_\t_\n5\t.\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    out = list(load_stage("pos", str(model_dir)).annotate(s))[0].words
+    assert all(w[UPOS] != "_" and w[XPOS] != "_" and w[LEMMA] != "_" for w in out)
+    assert out[2][UPOS] == "VERB" and out[2][LEMMA] == "see"
+
+
+def test_the_cpu_path_runs_without_torch_and_equals_the_torch_network(model_dir):
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.models.bilstm_tagger import TaggerModel
+
+    config = read_config(model_dir, "pos")
+    on_numpy = TaggerModel.load(model_dir, config, "cpu", numpy=True)
+    on_torch = TaggerModel.load(model_dir, config, "cpu")
+    assert on_numpy.inference is not None and on_torch.inference is None
+    sents = [[w.split("\t")[1] for w in s.strip().splitlines()[1:]] for s in treebank(20, 3).split("\n\n") if s.strip()]
+    assert on_numpy.predict(sents) == on_torch.predict(sents)
+
+
+def test_numpy_scores_equal_torch_scores_on_a_random_model():
+    from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, TaggerModel
+
+    torch.manual_seed(0)
+    vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog", "bird"], "affixes": ["s1:g", "p1:d", "s2:es"],
+             "chars": list("adeginorst"), "tags": ["NOUN\tNN", "VERB\tVBZ", "PUNCT\t."], "feats": ["_", "Number=Sing"]}
+    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=2, char_dim=4,
+                 char_filters=7, char_width=3)
+    model = TaggerModel(vocab, hyper)
+    with torch.no_grad():
+        for p in model.net.parameters():
+            p.normal_(0, 0.5)
+    params = {k: v.numpy().copy() for k, v in model.net.state_dict().items()}
+    twin = TaggerModel(vocab, hyper, params=params)
+    sents = [["The", "dog", "sees", "birds", "."], ["Cats", "."], ["A", "dog", "sees", "a", "bird", "at", "night"]]
+    a = model.arrays(sents)
+    model.net.eval()
+    with torch.no_grad():
+        expected = {k: v.numpy() for k, v in model.net(model.tensors(a)).items()}
+    real = a["mask"]
+    for inputs in (a, twin.arrays(sents)):      # characters as ids; the CNN's output kept per form
+        got = twin.inference.scores(inputs, a["lengths"])
+        assert set(got) == {"tags", "feats"}
+        for k in got:
+            np.testing.assert_allclose(got[k][real], expected[k][real], atol=1e-4, rtol=1e-4)
+
+
+def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path):
+    import shutil
+
+    from nlpipe.errors import ModelError
+
+    broken = tmp_path / "m"
+    shutil.copytree(model_dir, broken)
+    config = json.loads((broken / "config.json").read_text())
+    config["model"]["hidden"] = 17
+    (broken / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError):
+        load_stage("pos", str(broken))
+
+
+def test_the_chain_runs_the_tagger_the_folder_holds(model_dir):
+    r = run_cli("annotate", "--stages", "tokenize,pos", "-m", f"pos={model_dir}", "--input", "tokens",
+                input=b"the big dogs chased a cat .\n")
+    assert r.returncode == 0, r.stderr.decode()
+    rows = [l.split("\t") for l in r.stdout.decode().splitlines() if l and not l.startswith("#")]
+    assert [(x[1], x[3], x[4], x[2]) for x in rows][:3] == [("the", "DET", "DT", "the"), ("big", "ADJ", "JJ", "big"),
+                                                            ("dogs", "NOUN", "NNS", "dog")]
+    sentence = "".join(f"{k}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n" for k, w in enumerate("Rex sees a cat .".split(), 1))
+    r = run_cli("pos", "-m", str(model_dir), input=(sentence + "\n").encode())
+    assert r.returncode == 0, r.stderr.decode()
+    assert "\tsee\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t" in r.stdout.decode()
+
+
+def test_tagging_on_the_cpu_never_imports_torch(model_dir):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom nlpipe.registry import load_stage\nfrom nlpipe.io.conllu import parse_string\n"
+            f"t = load_stage('pos', {str(model_dir)!r})\n"
+            "s = list(t.annotate(parse_string('1\\tRex\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n\\n')))\n"
+            "assert s[0].words[0][3] != '_', s[0].words[0]\n"
+            "assert 'torch' not in sys.modules\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+
+
+@pytest.mark.parametrize("source", ["lemmatizer", "head", "lexicon+head", "forms+head"])
+def test_every_lemma_source_lemmatizes_dev(model_dir, source):
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.models.bilstm_tagger import TaggerModel
+    from nlpipe.models.lemmatizer import Lemmatizer
+    from nlpipe.stages.pos_bilstm import BiLSTMPosTagger
+
+    config = read_config(model_dir, "pos")
+    assert config["model"]["lemma_from"] in ("lemmatizer", "head", "lexicon+head", "forms+head")
+    stage = BiLSTMPosTagger(TaggerModel.load(model_dir, config, numpy=True), Lemmatizer.load(model_dir / "lemma"),
+                            lemma_from=source)
+    assert stage.lemma_from == source
+    dev = parse_string((model_dir.parent / "dev.conllu").read_text())
+    gold = [w[LEMMA] for s in dev for w in s.words]
+    for s in dev:
+        for w in s.words:
+            w[LEMMA] = "_"
+    got = [w[LEMMA] for s in stage.annotate(dev) for w in s.words]
+    assert sum(g == p for g, p in zip(gold, got)) >= 0.98 * len(gold)
+
+
+def test_without_morphology_feats_and_lemma_stay_as_they_are(tmp_path):
+    (tmp_path / "train.conllu").write_text(treebank(60, 4), encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(tmp_path / "train.conllu"), "--dev",
+                                       str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"), "--hidden", "8",
+                                       "--epochs", "2", "--char-filters", "0", "--vectors", "none", "--no-morph"])
+    assert r.exit_code == 0, r.output
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["model"]["char_dim"] == 0 and config["model"]["lemma"] is None
+    s = parse_string("1\tRex\tREX\t_\t_\tFoo=Bar\t_\t_\t_\t_\n2\tsees\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    tagger = load_stage("pos", str(tmp_path / "m"))
+    assert "lemma" not in tagger.provides
+    out = list(tagger.annotate(s))[0].words
+    assert [(w[LEMMA], w[FEATS]) for w in out] == [("REX", "Foo=Bar"), ("_", "_")]
+    assert all(w[UPOS] != "_" and w[XPOS] != "_" for w in out)
