@@ -765,3 +765,20 @@ def test_main_turns_an_allocator_error_into_the_out_of_memory_line(monkeypatch, 
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "out of memory" in err
+
+
+# ----------------------------------------------------------------------------------------------
+# A tight ulimit -v: never OpenBLAS's own exit
+
+TAGGED = "1\tThe\tthe\tDET\tDT\t_\t_\t_\t_\t_\n2\tdog\tdog\tNOUN\tNN\t_\t_\t_\t_\t_\n3\tbarked\tbark\tVERB\tVBD\t_\t_\t_\t_\t_\n\n"
+
+
+@pytest.mark.parametrize("mb", [100, 150, 200, 220, 260, 320])
+def test_under_a_tight_address_limit_parse_gives_output_or_one_line(tmp_path, mb):
+    src = tmp_path / "in.conllu"
+    src.write_text(TAGGED, encoding="utf-8")
+    r = limited(["parse", str(src)], memory=mb << 20)
+    if r.returncode == 0:
+        assert r.stdout.decode().count("\n1\t") + r.stdout.decode().startswith("1\t") == 1
+    else:
+        refused(r, "ulimit -v")

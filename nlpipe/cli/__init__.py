@@ -112,6 +112,30 @@ def _fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+MIN_ADDRESS_SPACE = 192 << 20   # below this limit numpy with its OpenBLAS buffer does not start
+
+
+def _within_address_limit() -> None:
+    """Under ``ulimit -v``, OpenBLAS (inside numpy) maps a buffer at a thread's first matrix product
+    and, when it cannot, ends the process itself (its own message, exit 1). So under a limit: refuse
+    one too small to start in one line, map the main thread's buffer now, and keep the matrix
+    products in that thread (``$NLPIPE_THREADS`` 1); running out of memory later is then a
+    MemoryError, one line like any other."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return
+    if soft < MIN_ADDRESS_SPACE:
+        _fail(f"the memory limit (ulimit -v) of {soft >> 20} MB is below the {MIN_ADDRESS_SPACE >> 20} MB "
+              "nlpipe needs to start")
+    os.environ.setdefault("NLPIPE_THREADS", "1")
+    import numpy as np
+
+    a = np.ones((256, 256), dtype=np.float32)
+    a @ a
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: run the click group, turning user errors into one line and exit code 2, and
     SIGINT/SIGTERM/SIGHUP (and the other signals of nlpipe.runtime.signals) into one line and exit
@@ -126,6 +150,7 @@ def main(argv: Optional[list] = None) -> None:
     # The parser and LISA run their batches in threads of their own, one core each (stages.base.cpu_threads):
     # numpy's BLAS must not start threads of its own under them. Read when numpy is first imported.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _within_address_limit()
     try:
         with ending_on_signals():
             cli.main(args=argv, prog_name="nlpipe", standalone_mode=False)
