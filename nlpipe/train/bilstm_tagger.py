@@ -147,14 +147,14 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     flat = [f for s in forms for f in s]
     vecs = load_vectors(vectors, lang, flat, glove_top, glove_words_file, glove_vectors_file, say)
     vector_words, matrix = (vecs.words, vecs.matrix) if vecs is not None else ([], np.zeros((0, 0), np.float32))
-    rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
-        if "lemmas" in columns else [[] for _ in morph_train]
-    vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
-                        [f for s in morph_train for f in s.feats] if "feats" in columns else [],
-                        [r for s in rules for r in s if r], vector_words, glove_top)
     hyper = dict(DEFAULT_HYPER, **(hyper or {}), vector_dim=0 if vecs is None else vecs.dim)
     if not hyper["char_filters"]:
         hyper["char_dim"] = 0
+    rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
+        if "lemmas" in columns and hyper["lemma_head"] else [[] for _ in morph_train]
+    vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
+                        [f for s in morph_train for f in s.feats] if "feats" in columns else [],
+                        [r for s in rules for r in s if r], vector_words, glove_top)
     model = TaggerModel(vocab, hyper, resolve_device(device))
     if vecs is not None:
         model.net.set_vectors(vector_matrix(vocab["vectors"], vector_words, matrix, vecs.dim))
