@@ -1,6 +1,7 @@
 """``nlpipe train pos --arch bilstm``: vocabularies, word vectors, the per-batch loss and the dev scorer
-of :class:`~nlpipe.models.bilstm_tagger.TaggerModel`; the loop is :class:`nlpipe.train.loop.Trainer`;
-then the lemmatizer.
+of :class:`~nlpipe.models.bilstm_tagger.TaggerModel` (its heads: the joint tag, the FEATS string where
+the treebank has FEATS, the lemma rule with ``lemma_head``); the loop is
+:class:`nlpipe.train.loop.Trainer`; then the lemmatizer, and where lemmas come from.
 
 Adam with an exponential learning-rate decay per epoch, gradient clipping and a moving average of the
 weights; after every epoch the dev file is tagged by the stage and the epoch with the best dev
@@ -85,7 +86,7 @@ def dev_scores(model: TaggerModel, gold: List[Any], lemmatizer: Any = None, lemm
 class TaggerTrainer(Trainer):
     """The tagger's batches, loss and dev scores."""
 
-    name, key, shown = "pos", "tags", ("upos", "xpos", "ufeats")
+    name, key, shown = "pos", "UPOS+XPOS+UFeats", ("upos", "xpos", "ufeats")
 
     def __init__(self, model: TaggerModel, forms: List[List[str]], gold: List[Dict[str, List[str]]],
                  dev: List[Any], batch_tokens: int):
