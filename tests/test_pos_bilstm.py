@@ -59,7 +59,8 @@ def model_dir(tmp_path_factory) -> Path:
     (d / "dev.conllu").write_text(treebank(30, 2), encoding="utf-8")
     r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
                                        str(d / "dev.conllu"), "--out", str(d / "model"), "--hidden", "16",
-                                       "--epochs", "30", "--lr", "0.02", "--batch-tokens", "100", "--vectors", "none", "--json"])
+                                       "--epochs", "30", "--lr", "0.02", "--batch-tokens", "100", "--vectors", "none",
+                                       "--json", "--char-filters", "16", "--lemma-head"])
     assert r.exit_code == 0, r.output
     return d / "model"
 

@@ -166,7 +166,10 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 128).")
 @click.option("--layers", type=int, default=None, help="bilstm: BiLSTM layers (default 2).")
 @click.option("--char-filters", type=click.IntRange(min=0), default=None,
-              help="bilstm: filters of the character CNN over each word (default 64; 0: no character CNN).")
+              help="bilstm: filters of the character CNN over each word (default 0: none; 64 was tried).")
+@click.option("--lemma-head/--no-lemma-head", default=None,
+              help="bilstm: also train a head for the lemma's rewrite rule; where lemmas come from (the "
+                   "lemmatizer, the head or both) is then chosen on dev (default: no head, the lemmatizer).")
 @click.option("--batch-tokens", type=int, default=None, help="bilstm: batch size in tokens (default 1000).")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
               help="bilstm: stop after this many epochs without a better dev score (default 6).")
@@ -203,7 +206,7 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
               order_from: Optional[str], train_margin: float, margin: Optional[float],
               checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
               epochs: Optional[int], lr: Optional[float], hidden: Optional[int], layers: Optional[int],
-              char_filters: Optional[int],
+              char_filters: Optional[int], lemma_head: Optional[bool],
               batch_tokens: Optional[int], patience: Optional[int], max_minutes: Optional[float], threads: int,
               device: str, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
               wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Optional[str],
@@ -218,7 +221,7 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
                           device=device, morph=morph, as_json=as_json,
                           **O.given(epochs=epochs, lr=lr, max_minutes=max_minutes, batch_tokens=batch_tokens,
                                     patience=patience, lang=lang),
-                          hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters))
+                          hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters, lemma_head=lemma_head))
         return
     from nlpipe.linear.dfs import checkpoint_schedule
     from nlpipe.train.pos import TrainOptions, read_templates, train_model

@@ -1,6 +1,7 @@
 """``nlpipe train pos --arch bilstm``: vocabularies, word vectors, the per-batch loss and the dev scorer
-of :class:`~nlpipe.models.bilstm_tagger.TaggerModel`; the loop is :class:`nlpipe.train.loop.Trainer`;
-then the lemmatizer.
+of :class:`~nlpipe.models.bilstm_tagger.TaggerModel` (its heads: the joint tag, the FEATS string where
+the treebank has FEATS, the lemma rule with ``lemma_head``); the loop is
+:class:`nlpipe.train.loop.Trainer`; then the lemmatizer, and where lemmas come from.
 
 Adam with an exponential learning-rate decay per epoch, gradient clipping and a moving average of the
 weights; after every epoch the dev file is tagged by the stage and the epoch with the best dev
@@ -85,7 +86,7 @@ def dev_scores(model: TaggerModel, gold: List[Any], lemmatizer: Any = None, lemm
 class TaggerTrainer(Trainer):
     """The tagger's batches, loss and dev scores."""
 
-    name, key, shown = "pos", "tags", ("upos", "xpos", "ufeats")
+    name, key, shown = "pos", "UPOS+XPOS+UFeats", ("upos", "xpos", "ufeats")
 
     def __init__(self, model: TaggerModel, forms: List[List[str]], gold: List[Dict[str, List[str]]],
                  dev: List[Any], batch_tokens: int):
@@ -147,14 +148,14 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     flat = [f for s in forms for f in s]
     vecs = load_vectors(vectors, lang, flat, glove_top, glove_words_file, glove_vectors_file, say)
     vector_words, matrix = (vecs.words, vecs.matrix) if vecs is not None else ([], np.zeros((0, 0), np.float32))
-    rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
-        if "lemmas" in columns else [[] for _ in morph_train]
-    vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
-                        [f for s in morph_train for f in s.feats] if "feats" in columns else [],
-                        [r for s in rules for r in s if r], vector_words, glove_top)
     hyper = dict(DEFAULT_HYPER, **(hyper or {}), vector_dim=0 if vecs is None else vecs.dim)
     if not hyper["char_filters"]:
         hyper["char_dim"] = 0
+    rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
+        if "lemmas" in columns and hyper["lemma_head"] else [[] for _ in morph_train]
+    vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
+                        [f for s in morph_train for f in s.feats] if "feats" in columns else [],
+                        [r for s in rules for r in s if r], vector_words, glove_top)
     model = TaggerModel(vocab, hyper, resolve_device(device))
     if vecs is not None:
         model.net.set_vectors(vector_matrix(vocab["vectors"], vector_words, matrix, vecs.dim))
