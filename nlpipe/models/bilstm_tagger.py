@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
-from nlpipe.nn.features import N_AFFIXES, affix_keys, word_shape, word_vocab
+from nlpipe.nn.features import FORM_CACHE, N_AFFIXES, affix_keys, cached_rows, word_shape, word_vocab
 from nlpipe.nn.weights import load_model, save_model_dir
 from nlpipe.vocab import Vocab
 
@@ -28,7 +28,6 @@ LEMMA_DIR = "lemma"
 # classifier); the lemma head's rule; the Lemmatizer's lexicon, then the head; the lexicon of forms
 # that always had one lemma in training, then the head
 LEMMA_SOURCES = ("lemmatizer", "head", "lexicon+head", "forms+head")
-FORM_CACHE = 100_000   # distinct forms whose ids the model keeps (then it starts again)
 MAX_CHARS = 20         # characters of a word the character CNN reads
 
 # hyper-parameters of a new tagger (vector_dim: the vectors' size, 0 without vectors; char_filters 0:
@@ -78,16 +77,8 @@ class TaggerModel:
 
     def form_ids(self, forms: Sequence[str]) -> np.ndarray:
         """``[len(forms), 3 + N_AFFIXES]``: word id, vector id, shape id, affix ids of every form."""
-        cache = self._forms
-        if len(cache) > FORM_CACHE:
-            cache.clear()
-        rows = []
-        for f in forms:
-            row = cache.get(f)
-            if row is None:
-                row = cache[f] = (self.words.id(f), self.vectors.id(f), word_shape(f),
-                                  *(self.affixes.id(k) for k in affix_keys(f)))
-            rows.append(row)
+        rows = cached_rows(forms, self._forms, lambda f: (self.words.id(f), self.vectors.id(f), word_shape(f),
+                                                          *(self.affixes.id(k) for k in affix_keys(f))))
         return np.array(rows, dtype=np.int64).reshape(len(forms), 3 + N_AFFIXES)
 
     def char_ids(self, form: str) -> List[int]:

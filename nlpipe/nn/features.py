@@ -5,7 +5,7 @@ Kept torch-free so that inference with the numpy ID-CNN starts fast.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -107,7 +107,24 @@ def parser_affix_keys(form: str) -> List[str]:
     return affix_keys(form, digits_as_zero=False)
 
 
-FORM_CACHE = 100_000  # distinct forms whose ids a parser keeps (then it starts again)
+FORM_CACHE = 100_000  # distinct forms whose ids a model keeps (then it starts again)
+
+
+R = TypeVar("R")
+
+
+def cached_rows(forms: Sequence[str], cache: Dict[str, R], make: Callable[[str], R]) -> List[R]:
+    """``make(form)`` of each form, made once per distinct form and kept in ``cache`` (emptied when it
+    holds more than :data:`FORM_CACHE` forms): most tokens of a text are forms it has seen."""
+    if len(cache) > FORM_CACHE:
+        cache.clear()
+    rows = []
+    for f in forms:
+        row = cache.get(f)
+        if row is None:
+            row = cache[f] = make(f)
+        rows.append(row)
+    return rows
 
 
 def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str], words: Vocab,
@@ -117,16 +134,8 @@ def sentence_features(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[
     ``affixes [n + 1, N_AFFIXES]``. ``cache``: the ids of forms seen before (word, shape, affixes),
     filled as it goes, since most tokens of a text are forms it has seen."""
     n = len(forms)
-    if cache is None:
-        cache = {}
-    elif len(cache) > FORM_CACHE:
-        cache.clear()
-    rows = []
-    for f in forms:
-        row = cache.get(f)
-        if row is None:
-            row = cache[f] = (words.id(f), word_shape(f), *(affixes.id(k) for k in parser_affix_keys(f)))
-        rows.append(row)
+    rows = cached_rows(forms, {} if cache is None else cache,
+                       lambda f: (words.id(f), word_shape(f), *(affixes.id(k) for k in parser_affix_keys(f))))
     ids = np.array(rows, dtype=np.int64).reshape(n, 2 + N_AFFIXES)
     wid = np.empty(n + 1, dtype=np.int64)
     wid[0] = ROOT_ID
