@@ -60,6 +60,23 @@ def run_cli(*args: str, input: bytes = b"", cwd: "str | None" = None) -> subproc
                           cwd=cwd, timeout=600)
 
 
+def signal_midway(proc: subprocess.Popen, fifo: Path, text: str, sig: int) -> bytes:
+    """Write ``text`` into ``fifo`` and, keeping it open (the run waits for more input), send ``sig``
+    to ``proc`` once its temporary output has appeared beside ``fifo``; the run's stderr."""
+    import time
+
+    with open(fifo, "w", encoding="utf-8") as w:
+        w.write(text)
+        w.flush()
+        deadline = time.time() + 60
+        while not [p for p in fifo.parent.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.send_signal(sig)
+        return proc.communicate(timeout=60)[1]
+
+
 @pytest.fixture(scope="session")
 def ewt_test_tagged():
     """(gold, tagged): en_ewt test, and the same with HEAD/DEPREL removed and POS from the shipped

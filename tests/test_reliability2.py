@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, signal_midway
 
 CONLLU = "1\tThe\t_\t_\t_\t_\t2\tdet\t_\t_\n2\tdog\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
 
@@ -466,20 +466,6 @@ def test_annotate_refuses_a_closed_stdout_before_loading_models(tmp_path):
     assert time.time() - start < 3
 
 
-def test_out_of_memory_while_loading_a_library_is_one_line(monkeypatch, capsys):
-    import nlpipe.runtime.pipeline as pipeline
-    from nlpipe.cli import main
-
-    def unmappable(*args, **kwargs):
-        raise ImportError("libtorch_cpu.so: failed to map segment from shared object")
-    monkeypatch.setattr(pipeline, "run_stage", unmappable)
-    with pytest.raises(SystemExit) as e:
-        main(["pos", "-"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "out of memory" in err
-
-
 # ----------------------------------------------------------------------------------------------
 # Other signals
 
@@ -487,7 +473,6 @@ def test_out_of_memory_while_loading_a_library_is_one_line(monkeypatch, capsys):
 @pytest.mark.parametrize("name", ["SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU"])
 def test_batch_system_signals_end_the_run_with_one_line_and_no_temporary_file(tmp_path, name, jobs):
     import signal
-    import time
 
     sig = getattr(signal, name)
     fifo = tmp_path / "in.fifo"
@@ -496,16 +481,7 @@ def test_batch_system_signals_end_the_run_with_one_line_and_no_temporary_file(tm
     proc = subprocess.Popen([sys.executable, "-m", "nlpipe.cli", "annotate", "--stages", "pos", "--jobs", jobs,
                              "--batch", "1", str(fifo), "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    with open(fifo, "w", encoding="utf-8") as w:
-        w.write(CONLLU * 3)       # chunks go to the temporary file while the input stays open
-        w.flush()
-        deadline = time.time() + 60
-        while not [p for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)
-        assert proc.poll() is None
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+    err = signal_midway(proc, fifo, CONLLU * 3, sig)   # chunks go to the temporary file meanwhile
     assert proc.returncode == 128 + sig, err
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("nlpipe: ") and "Traceback" not in lines[0], err
@@ -753,12 +729,14 @@ def test_an_allocation_failure_while_reading_a_model_is_out_of_memory_not_a_dama
             raise RuntimeError(TORCH_OOM)
 
 
-def test_main_turns_an_allocator_error_into_the_out_of_memory_line(monkeypatch, capsys):
+@pytest.mark.parametrize("failure", [ImportError("libtorch_cpu.so: failed to map segment from shared object"),
+                                     RuntimeError(TORCH_OOM)], ids=["loading a library", "torch's allocator"])
+def test_main_turns_a_failed_allocation_into_the_out_of_memory_line(monkeypatch, capsys, failure):
     import nlpipe.runtime.pipeline as pipeline
     from nlpipe.cli import main
 
     def exhausted(*args, **kwargs):
-        raise RuntimeError(TORCH_OOM)
+        raise failure
     monkeypatch.setattr(pipeline, "run_stage", exhausted)
     with pytest.raises(SystemExit) as e:
         main(["pos", "-"])

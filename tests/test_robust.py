@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import missing, run_cli
+from conftest import missing, run_cli, signal_midway
 from nlpipe.io.conllu import read_conllu, to_string
 from nlpipe.errors import InputError, ModelError
 from nlpipe.runtime.chunks import Chunk, conllu_chunks, parse_chunk
@@ -77,16 +77,7 @@ def test_a_signal_ends_the_run_with_one_line_and_no_temporary_file(tmp_path, job
                                   "--jobs", jobs, "--batch", "1", str(fifo), "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
-    with open(fifo, "w", encoding="utf-8") as w:
-        w.write(SAMPLE * 3)  # several chunks are written to the temporary file ...
-        w.flush()
-        deadline = time.time() + 60  # ... while the input stays open: the run waits for more
-        while not [p for p in tmp_path.iterdir() if p.name.startswith(".nlpipe-")] and time.time() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.3)
-        assert proc.poll() is None
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+    err = signal_midway(proc, fifo, SAMPLE * 3, sig)   # several chunks go to the temporary file meanwhile
     assert proc.returncode == 128 + sig, err
     assert err.decode() == f"nlpipe: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
