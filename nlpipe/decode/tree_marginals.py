@@ -50,15 +50,10 @@ def marginals(scores: torch.Tensor, mask: torch.Tensor, projective: bool = False
 
     ``differentiable``: the marginals keep their graph back to ``scores`` (structured attention
     trains through them: a second derivative of log Z)."""
-    if differentiable:
-        s = scores.double()
+    with torch.enable_grad():
+        s = (scores if differentiable else scores.detach()).double()
         if not s.requires_grad:
             s = s.requires_grad_()
         log_z = projective_log_partition(s, mask) if projective else nonprojective_log_partition(s, mask)
-        (grad,) = torch.autograd.grad(log_z.sum(), s, create_graph=True)
-        return grad.to(scores.dtype)
-    with torch.enable_grad():
-        s = scores.detach().double().requires_grad_()
-        log_z = projective_log_partition(s, mask) if projective else nonprojective_log_partition(s, mask)
-        (grad,) = torch.autograd.grad(log_z.sum(), s)
+        (grad,) = torch.autograd.grad(log_z.sum(), s, create_graph=differentiable)
     return grad.to(scores.dtype)

@@ -21,8 +21,7 @@ from nlpipe.models.lemmatizer import Lemmatizer, apply_rule
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
-
-LABEL_SEP = "\t"
+from nlpipe.stages.pos import LABEL_SEP
 
 
 class BiLSTMPosTagger(Adapter, stage="pos"):

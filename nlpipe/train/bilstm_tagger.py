@@ -30,7 +30,8 @@ from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import affix_keys, word_key
 from nlpipe.runtime.evaluate import strip_stage
-from nlpipe.stages.pos_bilstm import LABEL_SEP, BiLSTMPosTagger
+from nlpipe.stages.pos import LABEL_SEP
+from nlpipe.stages.pos_bilstm import BiLSTMPosTagger
 from nlpipe.train.linear_fit import FitOptions
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.morph import MorphSentence, has_column, read_morph, train_lemmatizer
