@@ -42,21 +42,26 @@ class LSTM:
         self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
         self.h = h
 
-    def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``[b, T, in] -> [b, T, H]`` from zero states, for rows sorted longest first (``lengths
-        [b]``): the rows still running at a step are a prefix, and the recurrence skips the others
-        (their outputs stay 0)."""
-        b, n, _ = x.shape
+    def __call__(self, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """Packed time-major sequences ``x [P, in] -> [P, H]`` from zero states: ``steps [T]`` rows
+        run at each step, a prefix of the rows of the step before (sequences sorted longest first),
+        and step ``t``'s rows follow step ``t - 1``'s (see :class:`Packing`)."""
         h = self.h
-        real = np.arange(n)[None, :] < lengths[:, None]                         # [b, T]
-        xw = (x.reshape(b * n, -1) @ self.w_ih + self.bias).reshape(b, n, 4 * h)
-        out = np.zeros((b, n, h), dtype=np.float32)
-        state = np.zeros((b, h), dtype=np.float32)
-        cell = np.zeros((b, h), dtype=np.float32)
+        xw = x @ self.w_ih
+        xw += self.bias
+        out = np.empty((len(x), h), dtype=np.float32)
+        cell = np.zeros((int(steps[0]) if len(steps) else 0, h), dtype=np.float32)
+        gates = np.empty((len(cell), 4 * h), dtype=np.float32)
         one, two = np.float32(1.0), np.float32(2.0)
+        start = prev = 0
         with np.errstate(over="ignore"):                                        # exp -> inf: the gate is 0
-            for t, k in enumerate(real.sum(0)):
-                g = xw[:k, t] + state[:k] @ self.w_hh                          # [k, 4H]
+            for k in steps.tolist():
+                g = gates[:k]
+                if start:                                                      # the state: the last outputs
+                    np.matmul(out[start - prev:start - prev + k], self.w_hh, out=g)
+                    g += xw[start:start + k]
+                else:
+                    g[...] = xw[:k]
                 np.exp(g, out=g)
                 g += one
                 np.reciprocal(g, out=g)                                        # sigmoid of i, f, o, 2g
@@ -66,38 +71,56 @@ class LSTM:
                 c = cell[:k]
                 c *= g[:, h:2 * h]
                 c += g[:, :h] * u
-                state[:k] = out[:k, t] = g[:, 2 * h:3 * h] * np.tanh(c)
+                o = out[start:start + k]
+                np.tanh(c, out=o)
+                o *= g[:, 2 * h:3 * h]
+                prev = k
+                start += k
         return out
 
 
-def reversal(lengths: np.ndarray, n: int) -> np.ndarray:
-    """Flat row indices ``[b * n]`` that reverse each row of a ``[b, n, d]`` array within its length
-    (padding stays put): ``x.reshape(b * n, d)[index]``."""
-    t = np.arange(n)[None, :]
-    return (np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t) + n * np.arange(len(lengths))[:, None]).ravel()
+class Packing:
+    """Padded rows ``[b, T, ...]`` (``lengths [b]``) as packed time-major rows ``[P, ...]``, P the sum of
+    the lengths: step t holds, longest sequence first, the rows of the sequences longer than t, so the
+    recurrence of a step runs on one contiguous block and no padding is computed."""
 
+    def __init__(self, lengths: np.ndarray, n: int):
+        order = np.argsort(-lengths, kind="stable")                            # longest first
+        running = np.arange(n)[:, None] < lengths[order][None, :]              # [T, b]
+        self.steps = running.sum(1)                                            # [T]
+        self.index = (order[None, :] * n + np.arange(n)[:, None])[running]     # [P] rows of x.reshape(b * n, ...)
+        offsets = np.concatenate([[0], np.cumsum(self.steps)[:-1]])
+        t, j = np.nonzero(running)
+        # packed row of (t, j) -> packed row of (length_j - 1 - t, j): each sequence read backwards
+        self.reverse = offsets[lengths[order][j] - 1 - t] + j
+        self.shape = (len(lengths), n)
 
-def reverse_padded(x: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Reverse each sequence of ``x [b, T, d]`` within its length (``index``: :func:`reversal`)."""
-    return x.reshape(-1, x.shape[-1])[index].reshape(x.shape)
+    def pack(self, x: np.ndarray) -> np.ndarray:
+        """``[b, T, d] -> [P, d]``."""
+        return x.reshape(-1, x.shape[-1])[self.index]
+
+    def unpack(self, x: np.ndarray) -> np.ndarray:
+        """``[P, d] -> [b, T, d]``, padding positions 0."""
+        out = np.zeros((self.shape[0] * self.shape[1], x.shape[-1]), dtype=x.dtype)
+        out[self.index] = x
+        return out.reshape(*self.shape, x.shape[-1])
 
 
 class BiLSTMStack:
     """The stacked BiLSTM of :class:`nlpipe.nn.parser_encoder.BiLSTMStack` from its saved arrays
     (``<prefix>fwd.<i>.*``, ``<prefix>bwd.<i>.*``): ``x [b, T, in]`` and ``lengths [b]`` ->
-    ``[b, T, 2H]``, padding positions 0 on the way in and out of each layer."""
+    ``[b, T, 2H]``, padding positions 0 (never computed: the layers run on packed rows)."""
 
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
         self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        order = np.argsort(-lengths, kind="stable")                            # longest first
-        x, lengths = x[order], lengths[order]
-        back = reversal(lengths, x.shape[1])
+        packing = Packing(lengths, x.shape[1])
+        x, back = packing.pack(x), packing.reverse
         for fwd, bwd in self.layers:
-            x = np.concatenate([fwd(x, lengths), reverse_padded(bwd(reverse_padded(x, back), lengths), back)], -1)
-        return x[np.argsort(order, kind="stable")]
+            x = np.concatenate([fwd(x, packing.steps), bwd(x[back], packing.steps)[back]], -1)
+        return packing.unpack(x)
 
 
 def leaky_relu(x: np.ndarray, slope: float = 0.1) -> np.ndarray:
