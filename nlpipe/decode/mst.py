@@ -16,16 +16,16 @@ NEG_INF = -np.inf
 
 def _find_cycle(heads: np.ndarray) -> Optional[List[int]]:
     """Nodes of one cycle of the head graph (root 0 excluded), or ``None`` if there is none."""
-    n = len(heads)
-    state = np.zeros(n, dtype=np.int8)  # 0 unvisited, 1 on the current path, 2 done
+    head = heads.tolist()                 # Python lists: this walk is all scalar steps
+    state = [0] * len(head)               # 0 unvisited, 1 on the current path, 2 done
     state[0] = 2
-    for start in range(1, n):
+    for start in range(1, len(head)):
         path = []
         v = start
         while state[v] == 0:
             state[v] = 1
             path.append(v)
-            v = int(heads[v])
+            v = head[v]
         if state[v] == 1:  # came back to the current path: a cycle starting at v
             return path[path.index(v):]
         for u in path:
@@ -58,9 +58,8 @@ def _cle(s: np.ndarray) -> np.ndarray:
     t[0, :] = NEG_INF
     sub = _cle(t)
     out = heads.copy()
-    for i in range(1, r):
-        h = sub[i]
-        out[rest[i]] = rest[h] if h < r else cyc[best_head[i]]
+    h = sub[1:r]
+    out[rest[1:]] = np.where(h < r, rest[np.minimum(h, r - 1)], cyc[best_head[1:]])
     h = sub[r]
     out[cyc[best_dep[h]]] = rest[h]
     return out

@@ -114,12 +114,12 @@ def sentence_keys(words: Sequence[Sequence[str]], positions: Sequence[int],
             c.clear()
     rows = []
     for i in positions:
-        row = []
-        for j, (c, v) in enumerate(zip(cache, word_features(words, i, children))):
-            key = c.get(v)
-            if key is None:
-                key = c[v] = feature_key(j, v)
-            row.append(key)
+        values = word_features(words, i, children)
+        row = list(map(dict.get, cache, values))
+        if None in row:
+            for j, key in enumerate(row):
+                if key is None:
+                    row[j] = cache[j][values[j]] = feature_key(j, values[j])
         rows.append(row)
     return np.array(rows, dtype=np.int64).reshape(len(positions), len(TEMPLATES))
 
@@ -168,11 +168,14 @@ class TreeFeats:
 
     def predict(self, groups: Sequence[str], keys: np.ndarray) -> List[str]:
         """The FEATS of words of tag groups ``groups`` (each one of :attr:`groups`) with ``keys``."""
-        out = []
-        for g, row in zip(groups, self.scores(keys)):
+        scores = self.scores(keys)
+        names = np.array(groups, dtype=object)
+        out = np.empty(len(groups), dtype=np.int64)
+        for g in set(groups):
+            rows = np.flatnonzero(names == g)
             ids = self.groups[g]
-            out.append(self.labels[int(ids[np.argmax(row[ids])])])
-        return out
+            out[rows] = ids[scores[np.ix_(rows, ids)].argmax(1)]
+        return [self.labels[i] for i in out.tolist()]
 
     def apply(self, sentences: Sequence[Sentence]) -> None:
         """Re-decide, in place, the FEATS of the words of parsed ``sentences`` in a kept group."""
