@@ -24,7 +24,7 @@ SHARED = {
     "--glove-vectors": (("--glove-vectors",), None),
     "--max-minutes": (("--max-minutes",), None),
     "--json": (("--json",), False),
-    "--jobs": (("-j", "--jobs"), 1),
+    "--jobs": (("-j", "--jobs"), None),   # None: by command (see auto_jobs)
     "--folds": (("--folds",), 2),
     "--lang": (("--lang",), None),
     "--margin": (("--margin",), None),

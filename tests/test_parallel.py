@@ -129,3 +129,41 @@ def test_workers_and_the_main_process_split_the_cores_between_their_math_threads
     finally:
         pool.terminate()
     assert seen == "3" and all(os.environ[v] == "3" for v in parallel.THREAD_VARS)
+
+
+# ---------------------------------------------------------------------------------------------
+# A stage command's default --jobs (run_stage with jobs=None)
+
+def test_auto_jobs_one_per_core_up_to_the_chunks_of_a_file(tmp_path, monkeypatch):
+    from nlpipe.runtime import pipeline
+
+    monkeypatch.setattr(pipeline, "usable_cpus", lambda: 4)
+    monkeypatch.setattr(pipeline, "SENTENCE_BYTES", 100)
+    path = tmp_path / "in.conllu"
+    path.write_bytes(b"x" * 2500)                       # 25 sentences' worth: 2.5 chunks of 10
+    assert pipeline.auto_jobs(str(path), 10, "cpu") == 2
+    assert pipeline.auto_jobs(str(path), 1, "cpu") == 4  # 25 chunks, 4 cores
+    assert pipeline.auto_jobs(str(path), 20, "cpu") == 1  # one chunk is never split
+    assert pipeline.auto_jobs(str(path), 1, "cuda") == 1
+    assert pipeline.auto_jobs(str(path), 1, "auto") == 1
+    assert pipeline.auto_jobs("-", 1, "cpu") == 1         # a stream: its size is unknown
+
+
+def test_a_stage_command_on_a_large_file_runs_workers_with_the_same_bytes(tmp_path, monkeypatch):
+    from nlpipe.runtime import pipeline
+    from nlpipe.runtime.pipeline import run_stage
+
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    monkeypatch.setattr(pipeline, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(pipeline, "SENTENCE_BYTES", 10)
+    src = tmp_path / "in.conllu"
+    src.write_text(conllu(60), encoding="utf-8")
+    runners = []
+    make = pipeline.make_runner
+    monkeypatch.setattr(pipeline, "make_runner", lambda spec, jobs: runners.append(jobs) or make(spec, jobs))
+    run_stage("pos", str(src), str(tmp_path / "one.conllu"), jobs=1, batch=4)
+    run_stage("pos", str(src), str(tmp_path / "auto.conllu"), batch=4)
+    assert runners == [1, 2]
+    one = (tmp_path / "one.conllu").read_text(encoding="utf-8")
+    assert len(parse_string(one)) == 60
+    assert (tmp_path / "auto.conllu").read_text(encoding="utf-8") == one

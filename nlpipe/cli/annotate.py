@@ -61,7 +61,7 @@ def model_map(models: tuple) -> Dict[str, str]:
 def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
              allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str,
              output_format: str, probs: bool, overwrite: bool,
-             jobs: int, batch: int,
+             jobs: Optional[int], batch: int,
              progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
     """Run the chain in one process on raw text or CoNLL-U (with --input auto: read as CoNLL-U when
     tokenize is not asked or the input looks like CoNLL-U; --input raw, sentences or tokens tokenize
@@ -92,5 +92,5 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
                     skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device, **extra)
         return
     run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
-                 skip_bad=skip_bad, jobs=jobs, batch=batch, progress=progress, input_mode=input_mode,
-                 overwrite=overwrite, output_format=output_format, device=device, **extra)
+                 skip_bad=skip_bad, jobs=1 if jobs is None else jobs, batch=batch, progress=progress,
+                 input_mode=input_mode, overwrite=overwrite, output_format=output_format, device=device, **extra)

@@ -41,14 +41,14 @@ def _stage_command(stage: str, help_text: str, *options: Callable, batch: Option
     stage's loader as keyword arguments; ``batch``: sentences per chunk, where not the default."""
 
     def command(input: str, output: str, model: Optional[str], device: str, output_format: str,
-                **extra: Any) -> None:
+                jobs: Optional[int], **extra: Any) -> None:
         from nlpipe.runtime.pipeline import run_stage
 
         if batch is not None:
             extra["batch"] = batch
-        run_stage(stage, input, output, model=model, device=device, output_format=output_format, **extra)
+        run_stage(stage, input, output, model=model, device=device, output_format=output_format, jobs=jobs, **extra)
 
-    for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE, O.OUTPUT_FORMAT) + options):
+    for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE, O.OUTPUT_FORMAT, O.JOBS) + options):
         command = option(command)
     return click.command(name=stage, help=help_text)(command)
 
@@ -99,8 +99,10 @@ srl = _stage_command(
 @click.option("--int8", is_flag=True,
               help="Biaffine: run the network in int8 on the CPU (torch dynamic quantization): about a seventh "
                    "less CPU time on large inputs, the same dev LAS; torch's start-up (about 2 s) is paid.")
+@O.JOBS
 def parse(input: str, output: str, model: Optional[str], device: str, parser: str, projective: bool,
-          probs: bool, margin: Optional[float], output_format: str, keep_feats: bool, int8: bool) -> None:
+          probs: bool, margin: Optional[float], output_format: str, keep_feats: bool, int8: bool,
+          jobs: Optional[int]) -> None:
     """Predict HEAD and DEPREL (CoNLL-U with POS in)."""
     from nlpipe.registry import MODELS_DIR
     from nlpipe.runtime.pipeline import run_stage
@@ -115,4 +117,4 @@ def parse(input: str, output: str, model: Optional[str], device: str, parser: st
     if parser == "transition":
         extra["batch"] = 4096     # the transition parser advances whole chunks in lockstep: bigger is faster
     run_stage("parse", input, output, model=model, device=device, projective=projective, probs=probs,
-              feats=not keep_feats, output_format=output_format, **extra)
+              feats=not keep_feats, output_format=output_format, jobs=jobs, **extra)

@@ -51,9 +51,11 @@ OUTPUT_FORMAT = click.option(
     "--to", "output_format", type=click.Choice(list(FORMATS)), default="conllu", show_default=True,
     help="Output format: conllu; json (one object a sentence a line: words with named fields, entities, "
          "predicates and roles); text (one sentence a line); tree (each dependency tree drawn in the terminal).")
-JOBS = click.option("-j", "--jobs", type=int, default=1, show_default=True,
-                    help="Processes working at the same time (annotate: workers that each load the models "
-                         "once, output order kept; train jackknife: folds trained at once).")
+JOBS = click.option("-j", "--jobs", type=int, default=None,
+                    help="Processes working at the same time (annotate and the stage commands: workers that each "
+                         "load the models once, output order kept; train jackknife: folds trained at once). "
+                         "Default: one per core for a stage command on the CPU reading a file of several chunks "
+                         "(--batch sentences each), else 1.")
 BATCH = click.option("--batch", type=int, default=1024, show_default=True, metavar="N",
                      help="Sentences per chunk handed to the stages (and to a worker).")
 

@@ -554,16 +554,16 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
               help="Deal the documents out to the folds in turn instead of cutting the file into contiguous "
                    "parts (each fold then mixes the file's genres).")
 @click.argument("pos_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- POS_OPTIONS]")
-def train_jackknife(train_file: str, dev_file: str, output: str, folds: int, jobs: int, work: Optional[str],
-                    interleave: bool, pos_args: tuple) -> None:
+def train_jackknife(train_file: str, dev_file: str, output: str, folds: int, jobs: Optional[int],
+                    work: Optional[str], interleave: bool, pos_args: tuple) -> None:
     """Jack-knifed POS tags for parser training: the training file with each document-aligned fold
     tagged by 'nlpipe train pos' (with the options after --) trained on the other folds."""
     from nlpipe.train.jackknife import jackknife
 
     from nlpipe.cli.output import warn
 
-    parts = jackknife(train_file, dev_file, output, folds, list(pos_args), work, jobs, interleave=interleave,
-                      warn=warn)
+    parts = jackknife(train_file, dev_file, output, folds, list(pos_args), work, 1 if jobs is None else jobs,
+                      interleave=interleave, warn=warn)
     click.echo(f"{output}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
                err=True)
 

@@ -95,11 +95,13 @@ def conllu_forms(text: str) -> str:
 
 
 def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, *, skip_bad: bool = False,
-              batch: int = CHUNK_SENTENCES, output_format: str = "conllu", **options: Any) -> int:
+              batch: int = CHUNK_SENTENCES, output_format: str = "conllu", jobs: Optional[int] = None,
+              **options: Any) -> int:
     """Apply one stage to a CoNLL-U file; return the number of sentences written.
 
     The filter runs the same chunked path as ``annotate`` (length limits included), so a shell
-    pipe of filters and ``annotate`` give the same bytes by construction.
+    pipe of filters and ``annotate`` give the same bytes by construction. ``jobs``: worker
+    processes (None: :func:`auto_jobs`).
     """
     spec = PipelineSpec([stage], {stage: model} if model is not None else {}, dict(options), skip_bad=skip_bad)
     check_output(output, [input])
@@ -112,9 +114,26 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
             check_stage_input(stage, first_sentences(input), **options)
         except InputError as e:
             raise e.at(input) from None
-    with Annotator(spec, batch=batch) as ann, open_output(output, [input]) as out:
+    if jobs is None:
+        jobs = auto_jobs(input, batch, options.get("device", "cpu"))
+    with Annotator(spec, jobs=jobs, batch=batch) as ann, open_output(output, [input]) as out:
         return ann.run([input], rendered(out, output_format), Progress(stage, enabled=False))["sentences"]
 
+
+# An estimate of a CoNLL-U sentence's bytes (en_ewt tagged: about 900), to tell from a file's size how
+# many chunks it makes.
+SENTENCE_BYTES = 1000
+
+
+def auto_jobs(path: str, batch: int, device: str) -> int:
+    """Worker processes for a filter by default: on the CPU, one per core, up to the chunks that
+    the input file makes (a chunk is never split: one chunk keeps one process, whose batches then
+    run in threads); 1 for a stream, whose size is unknown, or another device. Processes keep each
+    core busy where threads share one interpreter lock."""
+    if device != "cpu" or path == "-" or not os.path.isfile(path):
+        return 1
+    chunks = os.path.getsize(path) // (batch * SENTENCE_BYTES)
+    return max(1, min(usable_cpus(), chunks))
 
 
 # ----------------------------------------------------------------------------------------------
