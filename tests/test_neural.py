@@ -317,3 +317,25 @@ for i in range(80):
 print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
 """
     assert int(_python(code)[0]) < 30
+
+
+def test_numpy_bilstm_on_packed_rows_equals_torch_on_the_words():
+    # sequences of lengths 5, 1, 3 and 5 in one padded batch, in no particular order: the numpy stack
+    # (packed rows, longest first) gives torch's states at every word and 0 at the padding
+    import numpy as np
+    import torch
+    from nlpipe.models.neural_numpy import BiLSTMStack as NumpyStack
+    from nlpipe.nn.parser_encoder import BiLSTMStack
+
+    torch.manual_seed(0)
+    net = BiLSTMStack(6, 4, 2, 0.0).eval()
+    lengths = torch.tensor([5, 1, 3, 5])
+    x = torch.randn(4, 5, 6)
+    with torch.no_grad():
+        expected = net(x, lengths).numpy()
+    params = {k: v.numpy() for k, v in net.state_dict().items()}
+    got = NumpyStack(params, "")(x.numpy(), lengths.numpy())
+    words = np.arange(5)[None, :] < lengths.numpy()[:, None]
+    assert got.shape == (4, 5, 8)
+    np.testing.assert_allclose(got[words], expected[words], rtol=1e-5, atol=1e-6)
+    assert not got[~words].any()
