@@ -55,7 +55,7 @@ JOBS = click.option("-j", "--jobs", type=int, default=None,
                     help="Processes working at the same time (annotate and the stage commands: workers that each "
                          "load the models once, output order kept; train jackknife: folds trained at once). "
                          "Default: one per core for a stage command on the CPU reading a file of several chunks "
-                         "(--batch sentences each), else 1.")
+                         "of sentences, at most one per chunk; else 1.")
 BATCH = click.option("--batch", type=int, default=1024, show_default=True, metavar="N",
                      help="Sentences per chunk handed to the stages (and to a worker).")
 
