@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The throughput issue's GPU rows in one run, for a machine with a CUDA device (or ``--device cpu`` to try it).
+
+    python bench/gpu.py [--copies 32] [--jobs 1,4,16] [--train parse,srl,ner] [--limit 120] [--json FILE]
+
+Rows, each a whole command, start-up and loading included:
+
+- ``annotate``: ``nlpipe annotate --device D -j J`` on en_ewt test raw text x ``--copies``, for each J
+  of ``--jobs`` (words/s);
+- ``cuda-vs-cpu``: the share of HEAD, DEPREL and MISC cells that differ between the default chain on
+  ``D`` and on the CPU, en_ewt test raw text once;
+- ``memory``: one 2,000-word sentence and a 200,000-word chunk through the chain (``--batch`` large)
+  without running out of memory;
+- ``train-STAGE``: seconds of one epoch of ``nlpipe train STAGE --device D --epochs 1`` on the data of
+  docs/training.md (the training log's epoch time, dev scoring included; ``seconds``: the whole command).
+
+Any command running past ``--limit`` seconds is stopped and reported as such, so that one slow row
+cannot use up a short lease on the machine. Corpora come from ``$NLPIPE_CORPORA`` (default
+``../shared/corpora``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from nlpipe.io.conllu import DEPREL, HEAD, MISC, parse_string, read_file  # noqa: E402
+from nlpipe.runtime.evaluate import raw_text  # noqa: E402
+
+CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
+NLPIPE = [sys.executable, "-m", "nlpipe.cli"]
+EPOCH = re.compile(r"epoch\s+1/\d+.*?\((\d+(?:\.\d+)?)s")   # the trainers' "epoch 1/N ... (12s, ...)"
+
+
+def training_files(stage: str, tmp: Path, limit: float) -> List[Path]:
+    """Train and dev files of ``stage`` as docs/training.md builds them (srl: PropBank joined with UD)."""
+    ewt = CORPORA / "en_ewt"
+    if stage == "ner":
+        uner = CORPORA / "uner_en_ewt"
+        return [next(uner.glob("draft_train_*/en_ewt-ud-train.iob2")), uner / "en_ewt-ud-dev.iob2"]
+    if stage == "srl":
+        out = []
+        for part in ("train", "dev"):
+            path = tmp / f"srl.{part}.conllu"
+            run(NLPIPE + ["train", "srl-data", str(ewt / f"en_ewt-ud-{part}.conllu"),
+                          str(CORPORA / "propbank_en_ewt" / f"en_ewt-pb-{part}.gold_conll"), "-o", str(path)], limit)
+            out.append(path)
+        return out
+    return [ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu"]
+
+
+def run(cmd: List[str], limit: float, out: Optional[Path] = None) -> Dict[str, Any]:
+    """Run ``cmd`` (stdout to ``out`` or thrown away); its wall seconds, exit code and stderr's tail."""
+    t = time.perf_counter()
+    try:
+        with open(out or os.devnull, "wb") as sink:
+            r = subprocess.run(cmd, cwd=REPO, stdout=sink, stderr=subprocess.PIPE, timeout=limit)
+        code, err = r.returncode, r.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, err = "timeout", (e.stderr or b"").decode(errors="replace")
+    return {"seconds": round(time.perf_counter() - t, 2), "exit": code, "stderr": err[-600:]}
+
+
+def differing(a: str, b: str) -> float:
+    """Share of HEAD, DEPREL and MISC cells that differ between two annotations of the same words."""
+    wa = [w for s in parse_string(a) for w in s.words]
+    wb = [w for s in parse_string(b) for w in s.words]
+    if len(wa) != len(wb):
+        return 1.0
+    cells = [(x[c], y[c]) for x, y in zip(wa, wb) for c in (HEAD, DEPREL, MISC)]
+    return sum(x != y for x, y in cells) / max(1, len(cells))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--copies", type=int, default=32, help="copies of en_ewt test raw text for the annotate rows")
+    ap.add_argument("--jobs", default="1,4,16", help="comma-separated --jobs of the annotate rows")
+    ap.add_argument("--train", default="parse,srl,ner", help="comma-separated stages whose epoch is timed ('' none)")
+    ap.add_argument("--limit", type=float, default=120.0, help="seconds any one command may run")
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the result as JSON")
+    args = ap.parse_args()
+    ewt = CORPORA / "en_ewt"
+    test = ewt / "en_ewt-ud-test.conllu"
+    if not test.is_file():
+        sys.exit(f"bench: {test} not found (set NLPIPE_CORPORA)")
+    sents = list(read_file(str(test)))
+    words = sum(len(s.words) for s in sents)
+    text = raw_text(sents)
+    d = args.device
+    result: Dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "device": d,
+                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": {}}
+    rows = result["rows"]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        big, one = tmp / "big.txt", tmp / "one.txt"
+        big.write_text("\n\n".join([text] * args.copies), encoding="utf-8")
+        one.write_text(text, encoding="utf-8")
+        for j in [int(x) for x in args.jobs.split(",") if x]:
+            r = run(NLPIPE + ["annotate", str(big), "--device", d, "-j", str(j)], args.limit)
+            r["words_per_s"] = round(words * args.copies / r["seconds"]) if r["exit"] == 0 else None
+            rows[f"annotate-j{j}"] = r
+        on_d, on_cpu = tmp / "d.conllu", tmp / "cpu.conllu"
+        r = run(NLPIPE + ["annotate", str(one), "--device", d], args.limit, on_d)
+        r_cpu = run(NLPIPE + ["annotate", str(one), "--device", "cpu"], args.limit, on_cpu)
+        if r["exit"] == 0 and r_cpu["exit"] == 0:
+            r["differing_cells"] = differing(on_d.read_text(encoding="utf-8"), on_cpu.read_text(encoding="utf-8"))
+        rows["cuda-vs-cpu"] = r
+        long = " ".join(("the cat saw a dog near the bank , and " * 200).split()[:2000]) + " .\n\n"
+        mem = tmp / "mem.txt"
+        mem.write_text(long + "\n\n".join([text] * 8), encoding="utf-8")    # about 200,000 words after it
+        r = run(NLPIPE + ["annotate", str(mem), "--device", d, "--batch", "20000"], args.limit)
+        r["out_of_memory"] = "out of memory" in r["stderr"].lower()
+        rows["memory"] = r
+        for stage in [s for s in args.train.split(",") if s]:
+            data = training_files(stage, tmp, args.limit)
+            cmd = NLPIPE + ["train", stage, "--train", str(data[0]), "--dev", str(data[1]),
+                            "--out", str(tmp / f"m-{stage}"), "--device", d, "--epochs", "1"]
+            r = run(cmd, args.limit)
+            found = EPOCH.search(r["stderr"])
+            r["epoch_seconds"] = float(found.group(1)) if found else None
+            rows[f"train-{stage}"] = r
+    for name, r in rows.items():
+        shown = {k: v for k, v in r.items() if k != "stderr" and v is not None}
+        print(f"{name:<14} {json.dumps(shown)}")
+        if r["exit"] != 0:
+            print("   " + r["stderr"].strip().replace("\n", "\n   "))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
