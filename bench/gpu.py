@@ -35,7 +35,8 @@ from typing import Any, Dict, List, Optional
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nlpipe.io.conllu import DEPREL, HEAD, MISC, parse_string, read_file  # noqa: E402
+from nlpipe.io.conllu import parse_string, read_file  # noqa: E402
+from nlpipe.metrics import differing_cells  # noqa: E402
 from nlpipe.runtime.evaluate import raw_text  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
@@ -72,16 +73,6 @@ def run(cmd: List[str], limit: float, out: Optional[Path] = None) -> Dict[str, A
     return {"seconds": round(time.perf_counter() - t, 2), "exit": code, "stderr": err[-600:]}
 
 
-def differing(a: str, b: str) -> float:
-    """Share of HEAD, DEPREL and MISC cells that differ between two annotations of the same words."""
-    wa = [w for s in parse_string(a) for w in s.words]
-    wb = [w for s in parse_string(b) for w in s.words]
-    if len(wa) != len(wb):
-        return 1.0
-    cells = [(x[c], y[c]) for x, y in zip(wa, wb) for c in (HEAD, DEPREL, MISC)]
-    return sum(x != y for x, y in cells) / max(1, len(cells))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda")
@@ -115,7 +106,8 @@ def main() -> None:
         r = run(NLPIPE + ["annotate", str(one), "--device", d], args.limit, on_d)
         r_cpu = run(NLPIPE + ["annotate", str(one), "--device", "cpu"], args.limit, on_cpu)
         if r["exit"] == 0 and r_cpu["exit"] == 0:
-            r["differing_cells"] = differing(on_d.read_text(encoding="utf-8"), on_cpu.read_text(encoding="utf-8"))
+            r["differing_cells"] = differing_cells(parse_string(on_d.read_text(encoding="utf-8")),
+                                                   parse_string(on_cpu.read_text(encoding="utf-8")))
         rows["cuda-vs-cpu"] = r
         long = " ".join(("the cat saw a dog near the bank , and " * 200).split()[:2000]) + " .\n\n"
         mem = tmp / "mem.txt"

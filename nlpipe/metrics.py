@@ -30,7 +30,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Deque, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
-from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, LEMMA, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import DEPREL, FEATS, FORM, HEAD, ID, LEMMA, MISC, UPOS, XPOS, Sentence
 from nlpipe.io.misc import predicates, srl_tags
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.tags import spans
@@ -665,6 +665,18 @@ def check_same_words(gold: Sequence[Sentence], system: Sequence[Sentence],
 
 # ---------------------------------------------------------------------------------------------
 # Spans (conlleval)
+
+def differing_cells(a: Sequence[Sentence], b: Sequence[Sentence], columns: Sequence[int] = (HEAD, DEPREL, MISC)
+                    ) -> float:
+    """Share of the ``columns`` cells that differ between two annotations of the same words (CUDA
+    against CPU output, say); a ``ValueError`` when their numbers of words differ."""
+    wa = [w for s in a for w in s.words]
+    wb = [w for s in b for w in s.words]
+    if len(wa) != len(wb):
+        raise ValueError(f"{len(wa)} words against {len(wb)}: not the same words")
+    cells = [(x[c], y[c]) for x, y in zip(wa, wb) for c in columns]
+    return sum(x != y for x, y in cells) / max(1, len(cells))
+
 
 def span_scores(gold: Iterable[Sequence[str]],
                 system: Iterable[Sequence[str]]) -> Tuple[Score, Dict[str, Score], Score]:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, run_cli
-from nlpipe.io.conllu import DEPREL, HEAD, MISC, parse_string
+from nlpipe.io.conllu import parse_string
+from nlpipe.metrics import differing_cells
 
 torch = pytest.importorskip("torch")
 
@@ -33,11 +34,7 @@ def annotate(*args: str) -> str:
 
 def differing(a: str, b: str) -> float:
     """Share of HEAD, DEPREL and MISC cells that differ between two outputs of the same words."""
-    wa = [w for s in parse_string(a) for w in s.words]
-    wb = [w for s in parse_string(b) for w in s.words]
-    assert len(wa) == len(wb)
-    cells = [(x[c], y[c]) for x, y in zip(wa, wb) for c in (HEAD, DEPREL, MISC)]
-    return sum(x != y for x, y in cells) / max(1, len(cells))
+    return differing_cells(parse_string(a), parse_string(b))
 
 
 @pytest.mark.parametrize("stages", ["tokenize,pos,parse", "tokenize,pos,ner", "tokenize,pos,parse,predicates,srl"])

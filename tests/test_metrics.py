@@ -292,3 +292,12 @@ def test_sentence_level_scores_need_the_same_words():
     other[1].words[2][1] = "Rob"
     with pytest.raises(NlpipeError, match=r"sentence 2 differs .*word 3 is 'Rob' where g has 'Bob'"):
         metrics.check_same_words(g, other, "g", "p")
+
+
+def test_differing_cells_share_of_head_deprel_and_misc():
+    a = parse_string("1\tI\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tran\t_\t_\t_\t_\t0\troot\t_\tNE=O\n\n")
+    b = parse_string("1\tI\t_\t_\t_\t_\t0\tnsubj\t_\t_\n2\tran\t_\t_\t_\t_\t0\troot\t_\tNE=O\n\n")
+    assert metrics.differing_cells(a, a) == 0.0
+    assert metrics.differing_cells(a, b) == pytest.approx(1 / 6)      # one HEAD of 2 words x 3 columns
+    with pytest.raises(ValueError, match="not the same words"):
+        metrics.differing_cells(a, parse_string("1\tI\t_\t_\t_\t_\t0\troot\t_\t_\n\n"))

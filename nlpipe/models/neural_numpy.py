@@ -86,13 +86,14 @@ class Packing:
 
     def __init__(self, lengths: np.ndarray, n: int):
         order = np.argsort(-lengths, kind="stable")                            # longest first
-        running = np.arange(n)[:, None] < lengths[order][None, :]              # [T, b]
+        longest_first = lengths[order]
+        running = np.arange(n)[:, None] < longest_first[None, :]               # [T, b]
         self.steps = running.sum(1)                                            # [T]
         self.index = (order[None, :] * n + np.arange(n)[:, None])[running]     # [P] rows of x.reshape(b * n, ...)
         offsets = np.concatenate([[0], np.cumsum(self.steps)[:-1]])
         t, j = np.nonzero(running)
         # packed row of (t, j) -> packed row of (length_j - 1 - t, j): each sequence read backwards
-        self.reverse = offsets[lengths[order][j] - 1 - t] + j
+        self.reverse = offsets[longest_first[j] - 1 - t] + j
         self.shape = (len(lengths), n)
 
     def pack(self, x: np.ndarray) -> np.ndarray:
