@@ -147,6 +147,24 @@ def resolve_model(stage: str, model: Optional[str]) -> Path:
     raise ModelError(f"{model}: no such model (neither a directory nor a shipped model; see 'nlpipe models')")
 
 
+# the architectures of the fast taggers (``nlpipe pos --fast``)
+FAST_TAGGER_ARCHS = frozenset({"dfs-tagger.v1"})
+FAST_SUFFIX = "-fast"
+
+
+def fast_tagger(model_dir: Path) -> Path:
+    """The fast tagger that goes with the tagger ``model_dir``: the folder itself where it is one,
+    else the folder beside it named with :data:`FAST_SUFFIX` (the shipped ``pos-ewt-fast``, the
+    ``pos-fast`` of ``nlpipe train pipeline``)."""
+    model_dir = Path(model_dir)
+    if read_config(model_dir, "pos")["arch"] in FAST_TAGGER_ARCHS:
+        return model_dir
+    sibling = model_dir.parent / (model_dir.name + FAST_SUFFIX)
+    if (sibling / "config.json").is_file() and read_config(sibling, "pos")["arch"] in FAST_TAGGER_ARCHS:
+        return sibling
+    raise ModelError(f"--fast: {model_dir} is not a fast tagger and has none beside it ({sibling})")
+
+
 def load_stage(stage: str, model: Optional[str] = None, **options: Any) -> Any:
     """Load the stage object for ``stage`` from ``model`` (a path or shipped name) or the default."""
     model_dir = resolve_model(stage, model)

@@ -79,6 +79,7 @@ def write_treebank(path: Path, count: int, seed: int, lemmas_feats: bool = True)
 # small trainers, so that the whole pipeline trains in seconds
 QUICK = ["--set", "tokenize.epochs=8", "--set", "tokenize.dilations=1,2,4", "--set", "tokenize.length=128",
          "--set", "tokenize.channels=16", "--set", "tokenize.lr=0.01", "--set", "tokenize.ema_decay=0.5", "--set", "pos.epochs=2", "--set", "pos.order=baseline",
+         "--set", "pos-bilstm.epochs=2", "--set", 'pos-bilstm.hyper={"hidden": 16, "word_dim": 16, "affix_dim": 16}',
          "--set", "parse-transition.epochs=2", "--set", "parse.epochs=2",
          "--set", 'parse.hyper={"hidden": 16, "layers": 1, "arc_dim": 32, "rel_dim": 16}']
 RAW = "La kemi kosar zum desak. Si balu hatu vai mino.\n"
@@ -127,7 +128,7 @@ def trained(tmp_path_factory):
 
 def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(trained):
     out, _, stdout = trained
-    for part, stage in (("tokenize", "tokenize"), ("pos", "pos"), ("parse", "parse"),
+    for part, stage in (("tokenize", "tokenize"), ("pos", "pos"), ("pos-bilstm", "pos"), ("parse", "parse"),
                         ("parse-transition", "parse")):
         config = json.loads((out / part / "config.json").read_text(encoding="utf-8"))
         assert (config["stage"], config["language"]) == (stage, "qkl")
@@ -214,7 +215,7 @@ def test_nlpipe_models_lists_the_user_models_with_language_and_scores(trained):
     rows = {r["name"]: r for r in json.loads(stdout)}
     assert rows["pos-ewt"]["language"] == "en" and rows["pos-ewt"]["default"]
     mine = {r["path"]: r for r in rows.values() if r["language"] == "qkl"}
-    assert sorted(mine) == sorted(str(out / p) for p in ("tokenize", "pos", "parse", "parse-transition"))
+    assert sorted(mine) == sorted(str(out / p) for p in ("tokenize", "pos", "pos-bilstm", "parse", "parse-transition"))
     assert {mine[str(out / "parse")]["stage"], mine[str(out / "tokenize")]["stage"]} == {"parse", "tokenize"}
     assert "dev_las" in mine[str(out / "parse")]["scores"]
     assert not mine[str(out / "pos")]["default"]
@@ -272,8 +273,9 @@ def test_pipeline_option_errors(tmp_path):
     for extra, message in (
             (["--set", "parse.epochs"], "--set expects PART.OPTION=VALUE (e.g. parse.epochs=2), got 'parse.epochs'"),
             (["--set", "lemma.epochs=2"], "--set lemma...: no part 'lemma' (expected one of: tokenize, pos, "
-                                          "parse-transition, parse)"),
-            (["--parts", "pos,ner"], "unknown part(s) ner (expected some of: tokenize, pos, parse-transition, parse)"),
+                                          "pos-bilstm, parse-transition, parse)"),
+            (["--parts", "pos,ner"], "unknown part(s) ner (expected some of: tokenize, pos, pos-bilstm, "
+                                     "parse-transition, parse)"),
     ):
         code, _, stderr = nlpipe("train", "pipeline", "--train", t, "--dev", t, "--out", str(tmp_path / "m"), *extra)
         assert (code, stderr) == (2, f"nlpipe: error: {message}\n")
@@ -294,6 +296,42 @@ def test_the_time_budget_is_shared():
     assert share("pos", 60.0, 50.0) is None and share("parse-transition", 60.0, 50.0) is None
     assert share("parse", 60.0, 31.5) == 31.5             # the biaffine parser: what is left
     assert share("parse", 60.0, -3.0) == 1.0              # and at least a minute
+    assert share("pos-bilstm", 60.0, 50.0) == 15.0        # the BiLSTM tagger: a quarter too
+    assert share("pos-bilstm", 60.0, 4.0) == 4.0
+
+
+def _with_dev_scores(folder: Path, **scores: float) -> None:
+    path = folder / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["training"]["scores"] = {f"dev_{k}": v for k, v in scores.items()}
+    path.write_text(json.dumps(config), encoding="utf-8")
+
+
+@pytest.mark.parametrize("upos, lemmas, bilstm_won", [(92.0, 83.0, True), (80.0, 80.0, False), (85.0, 85.0, False)])
+def test_the_tagger_with_the_better_dev_scores_becomes_pos(trained, tmp_path, upos, lemmas, bilstm_won):
+    import shutil
+
+    from nlpipe.train.pipeline import keep_better_tagger
+
+    out, _, _ = trained
+    for part in ("pos", "pos-bilstm"):
+        shutil.copytree(out / part, tmp_path / part)
+    # the mean of the scores both have: the fast tagger's 85.0; the BiLSTM's own xpos is left out
+    _with_dev_scores(tmp_path / "pos", upos=80.0, lemmas=90.0)
+    _with_dev_scores(tmp_path / "pos-bilstm", upos=upos, lemmas=lemmas, xpos=10.0)
+    said: List[str] = []
+    assert keep_better_tagger(tmp_path, said.append) is bilstm_won
+    arch = json.loads((tmp_path / "pos" / "config.json").read_text(encoding="utf-8"))["arch"]
+    if bilstm_won:    # 92 + 83 over 2 = 87.5 against 85
+        assert arch == "bilstm-tagger.v1" and sorted(p.name for p in tmp_path.iterdir()) == ["pos", "pos-fast"]
+        assert json.loads((tmp_path / "pos-fast" / "config.json").read_text(encoding="utf-8"))["arch"] == "dfs-tagger.v1"
+        assert said == [f"pos: dev mean of upos, lemmas: BiLSTM 87.50, fast 85.00: the BiLSTM tagger is "
+                        f"{tmp_path / 'pos'}, the fast one {tmp_path / 'pos-fast'}"]
+    else:             # worse, or a tie: the fast tagger stays
+        assert arch == "dfs-tagger.v1" and sorted(p.name for p in tmp_path.iterdir()) == ["pos", "pos-bilstm"]
+        assert said[0].endswith(f"the fast tagger stays {tmp_path / 'pos'}")
+    shutil.rmtree(tmp_path / "pos")
+    assert keep_better_tagger(tmp_path, said.append) is None     # one tagger: nothing to choose
 
 
 def test_part_options_are_read_as_json_or_text():
@@ -304,3 +342,21 @@ def test_part_options_are_read_as_json_or_text():
     assert parse_part_option('parse.hyper={"hidden": 8}') == ("parse", "hyper", {"hidden": 8})
     assert parse_part_option("tokenize.dilations=1,2,4") == ("tokenize", "dilations", "1,2,4")
     assert parse_part_option("parse-transition.mode=full") == ("parse-transition", "mode", "full")
+
+
+def test_pos_fast_runs_the_fast_tagger_beside_a_bilstm_one(trained, tmp_path):
+    import shutil
+
+    out, root, _ = trained
+    shutil.copytree(out / "pos-bilstm", tmp_path / "pos")    # as the pipeline leaves them when the BiLSTM wins
+    shutil.copytree(out / "pos", tmp_path / "pos-fast")
+    dev = str(root / "dev.conllu")
+    fast = nlpipe("pos", "-m", str(tmp_path / "pos-fast"), dev)
+    assert fast[0] == 0 and "\tNOUN\t" in fast[1]
+    assert nlpipe("pos", "--fast", "-m", str(tmp_path / "pos"), dev) == fast
+    assert nlpipe("pos", "--fast", "-m", str(tmp_path / "pos-fast"), dev) == fast   # a fast tagger is its own
+    shutil.rmtree(tmp_path / "pos-fast")
+    code, stdout, stderr = nlpipe("pos", "--fast", "-m", str(tmp_path / "pos"), dev)
+    assert (code, stdout) == (2, "")
+    assert stderr == (f"nlpipe: error: --fast: {tmp_path / 'pos'} is not a fast tagger and has none beside it "
+                      f"({tmp_path / 'pos-fast'})\n")

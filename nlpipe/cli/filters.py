@@ -36,16 +36,14 @@ def tokenize(input: str, output: str, model: Optional[str], method: Optional[str
                  output_format=output_format, probs=probs)
 
 
-def _stage_command(stage: str, help_text: str, *options: Callable, batch: Optional[int] = None) -> click.Command:
+def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:
     """``nlpipe STAGE [INPUT] [-o OUT] [-m M] [--device D]``; the extra click ``options`` go to the
-    stage's loader as keyword arguments; ``batch``: sentences per chunk, where not the default."""
+    stage's loader as keyword arguments."""
 
     def command(input: str, output: str, model: Optional[str], device: str, output_format: str,
                 jobs: Optional[int], **extra: Any) -> None:
         from nlpipe.runtime.pipeline import run_stage
 
-        if batch is not None:
-            extra["batch"] = batch
         run_stage(stage, input, output, model=model, device=device, output_format=output_format, jobs=jobs, **extra)
 
     for option in reversed((O.INPUT, O.OUTPUT, O.MODEL, O.DEVICE, O.OUTPUT_FORMAT, O.JOBS) + options):
@@ -53,13 +51,36 @@ def _stage_command(stage: str, help_text: str, *options: Callable, batch: Option
     return click.command(name=stage, help=help_text)(command)
 
 
-# the tagger scores a batch's words position by position once tag history counts: bigger chunks
-# mean fewer rounds (en_ewt test: 10% less CPU at 4096 sentences than at 256)
-pos = _stage_command("pos", "Tag UPOS and XPOS, and FEATS and LEMMA where the model has them (CoNLL-U in, "
-                            "CoNLL-U out).", O.MARGIN, O.CHECKPOINTS, O.FIRST_MARGIN, O.FIRST_CHECKPOINTS,
-                     O.probs("the probabilities of each word's UPOS and XPOS as MISC UPOSProb= and XPOSProb=, and "
-                             "of a lemma the rule classifier chose as LemmaProb= (a lemma from the lexicon has none)"),
-                     batch=4096)
+@click.command(name="pos")
+@O.INPUT
+@O.OUTPUT
+@O.MODEL
+@O.DEVICE
+@click.option("--fast", is_flag=True,
+              help="The fast linear tagger: the model itself where it is one, else the one beside it (the "
+                   "shipped NAME-fast, the pos-fast folder of 'nlpipe train pipeline').")
+@O.MARGIN
+@O.CHECKPOINTS
+@O.FIRST_MARGIN
+@O.FIRST_CHECKPOINTS
+@O.probs("the probabilities of each word's UPOS and XPOS as MISC UPOSProb= and XPOSProb=, and of a lemma the "
+         "rule classifier chose as LemmaProb= (a lemma from the lexicon has none)")
+@O.OUTPUT_FORMAT
+@O.JOBS
+def pos(input: str, output: str, model: Optional[str], device: str, fast: bool, output_format: str,
+        jobs: Optional[int], **extra: Any) -> None:
+    """Tag UPOS and XPOS, and FEATS and LEMMA where the model has them (CoNLL-U in, CoNLL-U out)."""
+    from nlpipe.registry import fast_tagger, resolve_model
+    from nlpipe.runtime.pipeline import run_stage
+
+    if fast:
+        model = str(fast_tagger(resolve_model("pos", model)))
+    # the linear tagger scores a batch's words position by position once tag history counts: bigger
+    # chunks mean fewer rounds (en_ewt test: 10% less CPU at 4096 sentences than at 256)
+    run_stage("pos", input, output, model=model, device=device, output_format=output_format, jobs=jobs,
+              batch=4096, **extra)
+
+
 ner = _stage_command("ner", "Mark named entities as MISC NE=B-PER etc.",
                      O.probs("each word's probability of its entity tag as MISC NEProb="))
 predicates = _stage_command("predicates", "Mark predicates as MISC Pred=lemma.NN.",

@@ -503,8 +503,9 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @O.train_file("a UD treebank's training CoNLL-U (with # text; XPOS, FEATS, LEMMA may be '_')")
 @O.dev_file("the treebank's development CoNLL-U, for model selection")
 @click.option("--out", "out", required=True, metavar="DIR",
-              help="Folder to write, one model folder per part: tokenize, pos, parse (biaffine), "
-                   "parse-transition.")
+              help="Folder to write, one model folder per part: tokenize, pos, pos-bilstm, parse (biaffine), "
+                   "parse-transition; where the BiLSTM tagger wins on dev it becomes pos, and the fast "
+                   "tagger pos-fast.")
 @click.option("--parts", default=",".join(PIPELINE_PARTS), show_default=True, metavar="P1,P2",
               help="The parts to train (comma-separated).")
 @click.option("--set", "part_options", multiple=True, metavar="PART.OPTION=VALUE",
@@ -520,9 +521,10 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
                    vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
                    threads: int, device: str, as_json: bool) -> None:
-    """Train a whole pipeline (tokenizer, tagger, both parsers) from a treebank's train and dev files
-    into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
-    --max-minutes (default 55): the tokenizer takes at most a quarter, the biaffine parser what is left."""
+    """Train a whole pipeline (tokenizer, both taggers, both parsers) from a treebank's train and dev
+    files into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
+    --max-minutes (default 55): the tokenizer and the BiLSTM tagger take at most a quarter each, the
+    biaffine parser what is left."""
     from nlpipe.io.model_dir import UNDETERMINED
     from nlpipe.train.pipeline import PipelineOptions, parse_part_option, score_table
     from nlpipe.train.pipeline import train_pipeline as run

@@ -4,6 +4,9 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
 
     tokenize           the character segmenter (tokens, sentences, multiword tokens)
     pos                the tagger (UPOS, and XPOS, lemmas and FEATS where the treebank has them)
+    pos-bilstm         the accurate BiLSTM tagger (the same columns); where its dev scores beat the
+                       fast tagger's, it becomes ``pos`` (the one the chain runs) and the fast one
+                       moves to ``pos-fast`` (:func:`keep_better_tagger`)
     parse-transition   the transition parser (linear, fast)
     parse              the biaffine parser: the folder named after its stage, so the one that
                        ``nlpipe annotate --models OUT`` runs for parse (the other: ``--model
@@ -22,8 +25,9 @@ new random order every epoch (:data:`TOKENIZER_SHUFFLE`) at a higher learning ra
 help the transition parser (see docs/experiments.md).
 
 The time budget (``max_minutes``, default :data:`DEFAULT_MINUTES`) is shared: the tokenizer may use
-:data:`TOKENIZE_SHARE` of it, the tagger and the transition parser run to their epochs' end, and
-the biaffine parser, trained last, gets what is left. Options for one part's trainer come in
+:data:`TOKENIZE_SHARE` of it and the BiLSTM tagger :data:`BILSTM_TAGGER_SHARE`, the fast tagger and
+the transition parser run to their epochs' end, and the biaffine parser, trained last, gets what is
+left. Options for one part's trainer come in
 ``part_options`` (``{"parse": {"epochs": 2}}``), over the pipeline's own choices.
 """
 from __future__ import annotations
@@ -38,10 +42,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from nlpipe.errors import NlpipeError
 from nlpipe.io.model_dir import CONFIG, UNDETERMINED, read_config
 
-PARTS = ("tokenize", "pos", "parse-transition", "parse")
-STAGE_OF = {"tokenize": "tokenize", "pos": "pos", "parse-transition": "parse", "parse": "parse"}
+PARTS = ("tokenize", "pos", "pos-bilstm", "parse-transition", "parse")
+STAGE_OF = {"tokenize": "tokenize", "pos": "pos", "pos-bilstm": "pos", "parse-transition": "parse",
+            "parse": "parse"}
 DEFAULT_MINUTES = 55.0         # a ~50k-word treebank on 2 CPU cores, with some time to spare under an hour
 TOKENIZE_SHARE = 0.25
+BILSTM_TAGGER_SHARE = 0.25
+FAST_TAGGER = "pos-fast"       # the fast tagger's folder when the BiLSTM tagger took ``pos``
+# the dev scores whose mean ranks the two taggers (those both models have)
+TAGGER_SCORES = ("upos", "xpos", "ufeats", "alltags", "lemmas")
 # The tokenizer's weight average per update: its own default, 0.998, suits EWT (~1M characters); on
 # fr_sequoia (266k characters, ~43 updates an epoch) the average was still mostly the initial weights
 # after 5 epochs (dev tokens F1 78.77), where 0.99 gave 90.83 after 3.
@@ -88,6 +97,9 @@ def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
     if part == "pos":
         from nlpipe.train import pos
         return pos.train_model, pos.TrainOptions
+    if part == "pos-bilstm":
+        from nlpipe.train import bilstm_tagger
+        return bilstm_tagger.train, None
     if part == "parse-transition":
         from nlpipe.train import transition
         return transition.train_transition, transition.TrainOptions
@@ -155,6 +167,49 @@ def train_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minu
         raise NlpipeError(f"pos: training failed: {e}") from None
 
 
+def train_bilstm_tagger(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
+                        log: Log) -> None:
+    from nlpipe.train.bilstm_tagger import train as trainer
+
+    defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
+                                "device": options.device, **vector_options(options)}
+    if minutes is not None:
+        defaults["max_minutes"] = minutes
+    kwargs, _ = _given("pos-bilstm", options, defaults)
+    trainer(train, dev, str(out), log=_Stream(log), **kwargs)
+
+
+def tagger_score(scores: Dict[str, Any], keys: Sequence[str]) -> float:
+    """The mean of a tagger's dev ``scores`` (without their ``dev_`` prefix) over ``keys``."""
+    return sum(float(scores[k]) for k in keys) / len(keys)
+
+
+def keep_better_tagger(root: Path, log: Log) -> Optional[bool]:
+    """Where ``root`` holds both taggers (``pos``, ``pos-bilstm``), keep as ``pos`` the one with the
+    better mean of the dev scores both have (:data:`TAGGER_SCORES`; a tie keeps the fast one): the
+    BiLSTM tagger moves to ``pos`` and the fast one to :data:`FAST_TAGGER` when it wins. Returns
+    whether it won (None: not both taggers there)."""
+    import shutil
+
+    fast, accurate = root / "pos", root / "pos-bilstm"
+    if not (fast / CONFIG).is_file() or not (accurate / CONFIG).is_file():
+        return None
+    a, b = dev_scores(read_config(fast)), dev_scores(read_config(accurate))
+    keys = [k for k in TAGGER_SCORES if k in a and k in b]
+    if not keys:
+        return None
+    fast_score, accurate_score = tagger_score(a, keys), tagger_score(b, keys)
+    won = accurate_score > fast_score
+    log(f"pos: dev mean of {', '.join(keys)}: BiLSTM {accurate_score:.2f}, fast {fast_score:.2f}: "
+        + (f"the BiLSTM tagger is {fast}, the fast one {root / FAST_TAGGER}" if won
+           else f"the fast tagger stays {fast}"))
+    if won:
+        shutil.rmtree(root / FAST_TAGGER, ignore_errors=True)
+        fast.rename(root / FAST_TAGGER)
+        accurate.rename(fast)
+    return won
+
+
 def train_transition(train: str, dev: str, out: Path, options: PipelineOptions, minutes: Optional[float],
                      log: Log) -> None:
     from nlpipe.train import transition
@@ -197,6 +252,7 @@ def train_feats_after_parse(train: str, dev: str, root: Path, parsers: Sequence[
 TRAINERS: Dict[str, Callable[..., None]] = {
     "tokenize": train_tokenizer,
     "pos": train_tagger,
+    "pos-bilstm": train_bilstm_tagger,
     "parse-transition": train_transition,
     "parse": train_biaffine,
 }
@@ -258,6 +314,10 @@ def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOpt
         done.append({"part": part, "stage": STAGE_OF[part], "model": str(root / part),
                      "minutes": round((time.time() - t0) / 60, 1),
                      "scores": dev_scores(config)})
+        if part == "pos-bilstm" and "pos" in options.parts and keep_better_tagger(root, log):
+            for entry in done:    # the folders' new names
+                entry["part"] = {"pos": FAST_TAGGER, "pos-bilstm": "pos"}.get(entry["part"], entry["part"])
+                entry["model"] = str(root / entry["part"])
     feats = train_feats_after_parse(train, dev, root, [p for p in TRAINERS if p in options.parts and STAGE_OF[p] == "parse"],
                                     options, lambda m: log(f"[feats] {m}"))
     for entry in done:   # dev UFeats of the tagger, then after this parser's FEATS (equal: none kept)
@@ -270,10 +330,12 @@ def train_pipeline(train: str, dev: str, out: str, options: Optional[PipelineOpt
 
 
 def share(part: str, budget: float, left: float) -> Optional[float]:
-    """Minutes ``part`` may take: the tokenizer a share of the budget, the biaffine parser what is
-    left (at least :data:`MIN_PARSER_MINUTES`); None for parts that run to their epochs' end."""
+    """Minutes ``part`` may take: the tokenizer and the BiLSTM tagger a share of the budget, the
+    biaffine parser what is left (at least :data:`MIN_PARSER_MINUTES`); None for parts that run to their epochs' end."""
     if part == "tokenize":
         return max(MIN_PARSER_MINUTES, min(left, TOKENIZE_SHARE * budget))
+    if part == "pos-bilstm":
+        return max(MIN_PARSER_MINUTES, min(left, BILSTM_TAGGER_SHARE * budget))
     if part == "parse":
         return max(MIN_PARSER_MINUTES, left)
     return None
