@@ -132,6 +132,38 @@ def test_numpy_scores_equal_torch_scores_on_a_random_model():
             np.testing.assert_allclose(got[k][real], expected[k][real], atol=1e-4, rtol=1e-4)
 
 
+def test_a_feats_dictionary_restricts_the_forms_it_lists_and_no_other():
+    from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, TaggerModel
+
+    torch.manual_seed(2)
+    vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog"], "affixes": ["s1:g"], "tags": ["NOUN\tNN", "VERB\tVBZ"],
+             "feats": ["_", "Number=Plur", "Number=Sing", "Tense=Past"]}
+    hyper = dict(DEFAULT_HYPER, hidden=8, word_dim=6, affix_dim=4, vector_dim=3, char_dim=0)
+    plain = TaggerModel(vocab, hyper)
+    with torch.no_grad():
+        for p in plain.net.parameters():
+            p.normal_(0, 0.5)
+    params = {k: v.numpy().copy() for k, v in plain.net.state_dict().items()}
+    # "dog" (any case) may only be Number=Plur or Tense=Past; a label the head lacks is ignored
+    listed = dict(vocab, feats_dictionary=[["dog", "Tense=Past", "Number=Plur", "Gender=Fem"]])
+    sents = [["Dog", "sees", "cat"], ["cat", "dog", "DOG", "sees", "dogs"]]
+    before = TaggerModel(vocab, hyper, params=params).predict(sents)
+    dogs = [vocab["feats"][f] for s, row in zip(sents, before["feats"]) for form, f in zip(s, row) if form.lower() == "dog"]
+    assert set(dogs) - {"Number=Plur", "Tense=Past"}      # without the dictionary some "dog" gets another FEATS
+    for model in (TaggerModel(listed, hyper, params=params), TaggerModel(listed, hyper)):
+        if model.inference is None:
+            model.net.load_state_dict({k: torch.from_numpy(v) for k, v in params.items()})
+        got = model.predict(sents)
+        for s, row, old in zip(sents, got["feats"], before["feats"]):
+            for form, f, g in zip(s, row, old):
+                if form.lower() == "dog":
+                    assert vocab["feats"][f] in ("Number=Plur", "Tense=Past")
+                else:
+                    assert f == g
+        assert got["tags"] == before["tags"]
+    assert "feats_dictionary" not in TaggerModel(vocab, hyper, params=params).vocab
+
+
 def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path):
     import shutil
 

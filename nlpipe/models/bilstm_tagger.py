@@ -6,7 +6,8 @@ hyper-parameters under ``model``), ``vocab.json`` (``words``: the trained word t
 ``vectors``: the pre-trained table's; ``affixes``; ``chars``: the character CNN's; ``feats``: the
 FEATS strings of the FEATS head; ``lemmas``: the lemma rules of the lemma head, as
 :func:`~nlpipe.models.lemmatizer.lemma_rule` writes them; each empty where the model has no such
-part), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
+part; ``feats_dictionary``, where training chose one: ``[form, FEATS, ...]`` rows, the only FEATS a
+word of that normalized form may get, as the linear tagger's FEATS dictionary), ``weights.pt`` (half precision) and, for a treebank with lemmas, ``lemma/``: a
 :class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's
 labels. Config ``model.lemma_from`` says where lemmas come from (:data:`LEMMA_SOURCES`).
 """
@@ -17,6 +18,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlpipe.linear.attributes import normalize
+from nlpipe.linear.dictionary import RULED_OUT
 from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
 from nlpipe.nn.features import FORM_CACHE, N_AFFIXES, affix_keys, cached_rows, word_shape, word_vocab
 from nlpipe.nn.weights import load_model, save_model_dir
@@ -57,6 +60,7 @@ class TaggerModel:
         self.sizes = {"words": len(self.words), "vectors": len(self.vectors), "affixes": len(self.affixes),
                       "chars": len(self.chars) if self.chars is not None else 0,
                       **{k: len(self.labels[k]) for k in HEADS}}
+        self.set_feats_dictionary(vocab.get("feats_dictionary") or [])
         self._forms: Dict[str, Tuple[int, ...]] = {}
         self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
         self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
@@ -74,6 +78,34 @@ class TaggerModel:
                                 {k: self.sizes[k] for k in HEADS}, self.sizes["chars"])
         self.device = torch.device(device)
         self.net.to(self.device)
+
+    def set_feats_dictionary(self, rows: Sequence[Sequence[str]]) -> None:
+        """Restrict the FEATS head: each row ``[normalized form, FEATS, ...]`` lists the only FEATS
+        (of the head's labels) a word of that form may get; no rows: no restriction."""
+        index = {f: i for i, f in enumerate(self.labels["feats"])}
+        sets: Dict[Tuple[int, ...], int] = {}
+        self._feats_set: Dict[str, int] = {}
+        for form, *labels in rows:
+            ids = tuple(sorted({index[l] for l in labels if l in index}))
+            if ids:
+                self._feats_set[form] = sets.setdefault(ids, len(sets) + 1)
+        self.vocab = dict(self.vocab, feats_dictionary=[list(r) for r in rows])
+        if not rows:
+            del self.vocab["feats_dictionary"]
+        self._feats_masks = np.full((len(sets) + 1, len(index)), RULED_OUT, dtype=np.float32)
+        self._feats_masks[0] = 0.0
+        for ids, k in sets.items():
+            self._feats_masks[k, list(ids)] = 0.0
+
+    def feats_masks(self, sentences: Sequence[Sequence[str]], n: int) -> Optional[np.ndarray]:
+        """``[b, n, n_feats]`` scores to add to the FEATS head's (0, or ruling a FEATS out); None
+        without a dictionary."""
+        if not self._feats_set:
+            return None
+        ids = np.zeros((len(sentences), n), dtype=np.int64)
+        for i, s in enumerate(sentences):
+            ids[i, :len(s)] = [self._feats_set.get(normalize(f), 0) for f in s]
+        return self._feats_masks[ids]
 
     def form_ids(self, forms: Sequence[str]) -> np.ndarray:
         """``[len(forms), 3 + N_AFFIXES]``: word id, vector id, shape id, affix ids of every form."""
@@ -157,12 +189,21 @@ class TaggerModel:
     def predict(self, sentences: Sequence[Sequence[str]]) -> Dict[str, List[List[int]]]:
         """Label ids of every head for every word of one batch of sentences (lists of forms)."""
         a = self.arrays(sentences)
+        masks = self.feats_masks(sentences, a["mask"].shape[1])
         if self.inference is not None:
-            best = self.inference.predict(a, a["lengths"])
+            if masks is None:
+                best = self.inference.predict(a, a["lengths"])
+            else:
+                scores = self.inference.scores(a, a["lengths"])
+                scores["feats"] = scores["feats"] + masks
+                best = {k: s.argmax(-1) for k, s in scores.items()}
         else:
             self.net.eval()
             with self.torch.no_grad():
-                best = {k: s.argmax(-1).cpu().numpy() for k, s in self.net(self.tensors(a)).items()}
+                scores = self.net(self.tensors(a))
+                if masks is not None:
+                    scores["feats"] = scores["feats"] + self.torch.from_numpy(masks).to(scores["feats"].device)
+                best = {k: s.argmax(-1).cpu().numpy() for k, s in scores.items()}
         return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
 
     # saving and loading: config.json + vocab.json + weights.pt

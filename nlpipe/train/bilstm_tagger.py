@@ -5,7 +5,8 @@ the treebank has FEATS, the lemma rule with ``lemma_head``); the loop is
 
 Adam with an exponential learning-rate decay per epoch, gradient clipping and a moving average of the
 weights; after every epoch the dev file is tagged by the stage and the epoch with the best dev
-score (UPOS + XPOS + UFeats, UFeats where the treebank has FEATS) is kept. The lemmatizer
+score (UPOS + XPOS + UFeats, UFeats where the treebank has FEATS) is kept. A FEATS dictionary (the
+linear tagger's: the FEATS a training form had) is chosen on dev, or none. The lemmatizer
 (:func:`nlpipe.train.morph.train_lemmatizer`, the linear tagger's) learns its rules from the gold tags
 of train (this tagger's own tags on its training data are nearly all right) and its known-lemma
 bonus from this tagger's tags on dev.
@@ -24,6 +25,7 @@ from nlpipe.io.conllu import UPOS, XPOS, read_file
 from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
+from nlpipe.linear.dictionary import dictionary_entries
 from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES, TaggerModel
 from nlpipe.models.lemmatizer import lemma_rule
 from nlpipe.nn.batching import length_batches
@@ -35,7 +37,7 @@ from nlpipe.stages.pos_bilstm import BiLSTMPosTagger
 from nlpipe.train.linear_fit import FitOptions
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.morph import MorphSentence, has_column, read_morph, train_lemmatizer
-from nlpipe.train.pos import read_tagged
+from nlpipe.train.pos import FEATS_DICTIONARY_COUNTS, read_tagged
 from nlpipe.train.vectors import load_vectors, record, vocabulary
 
 MIN_WORD = 2     # training words seen fewer times share the unknown row of the trained word table
@@ -172,6 +174,10 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=bool(ema), patience=patience,
                       max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
+    feats_dictionary = None
+    if "feats" in columns:
+        pairs = [(f, x) for s in morph_train for f, x in zip(s.forms, s.feats)]
+        feats_dictionary = choose_feats_dictionary(model, pairs, dev_sents, say)
     lemmatizer = lemma_from = None
     if "lemmas" in columns:
         lemmatizer = _train_lemmatizer(model, tagged, morph_train, dev_sents, dev_path, seed, say)
@@ -182,10 +188,30 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     training = training_block({"train": train_path, "dev": dev_path}, scores, seed=seed, epochs_run=len(run.history),
                               best_epoch=run.best_epoch, minutes=round(run.minutes, 1), ema=ema or None,
                               batch_tokens=batch_tokens, lr=lr, decay=decay, threads=threads,
-                              vectors=source,
+                              vectors=source, feats_dictionary=feats_dictionary,
                               history=run.history)
     model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from)
     return {"best": dict(run.best, **scores), "minutes": round(run.minutes, 1), "model": str(out_dir)}
+
+
+def choose_feats_dictionary(model: TaggerModel, pairs: Sequence[Any], dev_sents: List[Any], say: Any
+                            ) -> Optional[int]:
+    """Leave in ``model`` the FEATS dictionary of :data:`~nlpipe.train.pos.FEATS_DICTIONARY_COUNTS`
+    (forms seen that many times in training, from ``pairs`` of form and FEATS; None: none) with the
+    best dev UFeats (ties: no dictionary, else the larger count, the smaller dictionary); returns the count."""
+    def use(count: Optional[int]) -> None:
+        model.set_feats_dictionary([] if count is None else
+                                   [[w, *labels] for w, labels in sorted(dictionary_entries(pairs, count).items())])
+
+    found = {}
+    for count in FEATS_DICTIONARY_COUNTS:
+        use(count)
+        found[count] = dev_scores(model, dev_sents)["ufeats"]
+    say("feats: dev UFeats by dictionary (forms seen N+ times): " +
+        ", ".join(f"{'none' if c is None else c} {v:.2f}" for c, v in found.items()))
+    best = max(found, key=lambda c: (found[c], c is None, c or 0))
+    use(best)
+    return best
 
 
 def choose_lemma_source(model: TaggerModel, lemmatizer: Any, dev_sents: List[Any], say: Any) -> str:
