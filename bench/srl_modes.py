@@ -3,13 +3,13 @@ same seed, budget and data, each scored on EWT with its own parse, the biaffine 
 the gold parse, plus the syntactic head's own UAS.
 
     python bench/srl_modes.py --out DIR [--minutes 45] [--seed 1] [--split dev|test] [--modes ...]
-                              [--no-train] [--threads 1] [--limit N] [--json]
+                              [--no-train] [--threads 1] [--limit N] [--model NAME=DIR ...] [--json]
 
 Steps: (1) join en_ewt train/dev/``split`` with the PropBank EWT spans (annotated documents only);
 (2) train one model per mode into ``DIR/MODE`` (``--no-train``: use the models already there) with
 the shipped recipe of docs/training.md (``--lr 2e-3 --warmup 300 --patience 6``, ``--max-minutes``
 the budget); (3) on ``split``: SRL P/R/F1 (srl-eval.pl semantics, predicted predicates) with the
-model's own parse (what its mode attends to; lisa also with its own best tree), with the shipped
+model's own parse (what its mode attends to; each ``--own-parse`` also), with the shipped
 biaffine parse injected (``--parse-from-input``) and with the gold parse; the UAS of the model's own
 best tree (``nlpipe srl --write-parse``, every word counted) against the gold tree.
 A full run trains five models (about four hours on one core at 45 minutes each).
@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from nlpipe.io.conllu import HEAD  # noqa: E402
+from nlpipe.nn.syntax_modes import OWN_PARSES  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from srl import gold_file, reparse, srl_run  # noqa: E402
@@ -55,15 +56,18 @@ def own_uas(model: str, gold: List[Any]) -> float:
 
 
 def score_mode(mode: str, model: str, gold: List[Any], parsed: List[Any]) -> Dict[str, Any]:
-    """SRL F1 with the own, the injected biaffine and the gold parse (predicted predicates), and UAS."""
+    """SRL F1 with the own, the injected biaffine and the gold parse (predicted predicates), the
+    predicates' F1 and the own tree's UAS."""
     def f1(inp: List[Any], **options: Any) -> Dict[str, float]:
         r = srl_run(model, inp, gold, False, **options)
         return {k: round(r[k], 2) for k in ("precision", "recall", "f1")}
 
-    row: Dict[str, Any] = {"own": f1(gold)}
+    own = srl_run(model, gold, gold, False)
+    row: Dict[str, Any] = {"own": {k: round(own[k], 2) for k in ("precision", "recall", "f1")},
+                           "predicates_f1": round(own["predicates"]["f1"], 2)}
     if mode != "sa":
-        if mode == "lisa":
-            row["own_tree"] = f1(gold, own_parse="tree")
+        for how in OWN_PARSES:
+            row[f"own_{how}"] = f1(gold, own_parse=how)
         row["biaffine"] = f1(parsed, parse_from_input=True)
         row["gold"] = f1(gold, parse_from_input=True)
         row["uas"] = round(own_uas(model, gold), 2)
@@ -82,6 +86,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--no-train", action="store_true", help="score the models already in --out")
     ap.add_argument("--limit", type=int, default=None, help="score only the first N sentences (a quick check)")
+    ap.add_argument("--model", action="append", default=[], metavar="NAME=DIR",
+                    help="also score this LISA model folder as row NAME (e.g. the shipped one); repeatable")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -106,6 +112,9 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     parsed = reparse(gold)
     for mode in args.modes:
         result["rows"][mode] = score_mode(mode, str(out / mode), gold, parsed)
+    for named in args.model:
+        name, _, folder = named.partition("=")
+        result["rows"][name] = score_mode("lisa", folder, gold, parsed)
     result["sentences"] = len(gold)
     print(json.dumps(result, indent=1) if args.json else table(result))
     return result
@@ -121,8 +130,8 @@ def table(r: Dict[str, Any]) -> str:
         cells.append(row.get("uas"))
         lines.append(f"{mode:<11} " + " ".join(f"{c:>{w}.2f}" if c is not None else f"{'-':>{w}}"
                                                for c, w in zip(cells, (7, 9, 7, 8))))
-        if "own_tree" in row:
-            lines.append(f"{'  own tree':<11} {row['own_tree']['f1']:>7.2f}")
+        if "own_argmax" in row:
+            lines.append(f"{'':<11} own parse: " + ", ".join(f"{own} {row['own_' + own]['f1']:.2f}" for own in OWN_PARSES))
     return "\n".join(lines)
 
 

@@ -333,11 +333,12 @@ def test_bench_scores_every_mode_on_a_small_file(trained):
 
     gold = list(read_file(TRAIN))
     rows = {mode: score_mode(mode, str(folder), gold, gold) for mode, folder in trained.items()}
-    assert set(rows["lisa"]) == {"own", "own_tree", "biaffine", "gold", "uas"}
-    assert set(rows["spigot"]) == {"own", "biaffine", "gold", "uas"}
-    assert all(0 <= row["uas"] <= 100 for row in rows.values())
+    every = {"own", "own_argmax", "own_tree", "own_marginals", "predicates_f1", "biaffine", "gold", "uas"}
+    assert set(rows["lisa"]) == set(rows["spigot"]) == every
+    assert rows["lisa"]["own"] == rows["lisa"]["own_argmax"] and rows["spigot"]["own"] == rows["spigot"]["own_tree"]
+    assert all(0 <= row["uas"] <= 100 and 0 <= row["predicates_f1"] <= 100 for row in rows.values())
     text = table({"split": "dev", "sentences": 4, "seed": 1, "minutes": 0.1, "rows": rows})
-    assert text.splitlines()[2].startswith("lisa") and "own tree" in text
+    assert text.splitlines()[2].startswith("lisa") and "own parse: argmax" in text
 
 
 def test_numpy_marginals_survive_words_whose_scores_lie_far_apart():
