@@ -239,3 +239,17 @@ def test_without_morphology_feats_and_lemma_stay_as_they_are(tmp_path):
     out = list(tagger.annotate(s))[0].words
     assert [(w[LEMMA], w[FEATS]) for w in out] == [("REX", "Foo=Bar"), ("_", "_")]
     assert all(w[UPOS] != "_" and w[XPOS] != "_" for w in out)
+
+
+@pytest.mark.parametrize("vectors, char_filters", [(False, 64), (True, 0)])
+def test_the_character_cnn_is_on_by_default_only_without_word_vectors(tmp_path, vectors, char_filters):
+    (tmp_path / "train.conllu").write_text(treebank(30, 5), encoding="utf-8")
+    vec = tmp_path / "v.txt"
+    vec.write_text("".join(f"{w} {i % 3} {i % 5 - 2} 0.5\n" for i, w in enumerate(LEXICON)), encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(tmp_path / "train.conllu"), "--dev",
+                                       str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"), "--epochs", "1",
+                                       "--vectors", str(vec) if vectors else "none", "--no-morph"])
+    assert r.exit_code == 0, r.output
+    model = json.loads((tmp_path / "m" / "config.json").read_text())["model"]
+    assert model["char_filters"] == char_filters and model["hidden"] == 192
+    assert model["vector_dim"] == (3 if vectors else 0)

@@ -161,18 +161,18 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
               help="Two-pass models: the first pass's default margin (default: --margin).")
 @click.option("--first-checkpoints", default=None, metavar="S1",
               help="Two-pass models: the first pass's default checkpoints (default: --checkpoints).")
-@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: dfs 4, bilstm 40).")
+@click.option("--epochs", type=int, default=None, help="Passes over the training data (default: dfs 4, bilstm 80).")
 @click.option("--lr", type=float, default=None, help="Learning rate (default: dfs 0.02 (AdaGrad), bilstm 2e-3 (Adam)).")
-@click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 128).")
+@click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 192).")
 @click.option("--layers", type=int, default=None, help="bilstm: BiLSTM layers (default 2).")
 @click.option("--char-filters", type=click.IntRange(min=0), default=None,
-              help="bilstm: filters of the character CNN over each word (default 0: none; 64 was tried).")
+              help="bilstm: filters of the character CNN over each word (0: none; default 64 without word vectors, 0 with).")
 @click.option("--lemma-head/--no-lemma-head", default=None,
               help="bilstm: also train a head for the lemma's rewrite rule; where lemmas come from (the "
                    "lemmatizer, the head or both) is then chosen on dev (default: no head, the lemmatizer).")
 @click.option("--batch-tokens", type=int, default=None, help="bilstm: batch size in tokens (default 1000).")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
-              help="bilstm: stop after this many epochs without a better dev score (default 6).")
+              help="bilstm: stop after this many epochs without a better dev score (default 10).")
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE

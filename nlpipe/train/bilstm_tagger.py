@@ -26,7 +26,7 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
 from nlpipe.linear.dictionary import dictionary_entries
-from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES, TaggerModel
+from nlpipe.models.bilstm_tagger import CHAR_FILTERS_WITHOUT_VECTORS, DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES, TaggerModel
 from nlpipe.models.lemmatizer import lemma_rule
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
@@ -118,11 +118,11 @@ def _joint(tagged: Sequence[Any]) -> List[List[str]]:
 
 
 @builds_model("out_dir")
-def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_minutes: Optional[float] = None,
+def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_minutes: Optional[float] = None,
           batch_tokens: int = 1000, lr: float = 2e-3, decay: float = 0.95, seed: int = 1, threads: int = 1,
           device: str = "cpu", vectors: Optional[str] = None, glove_words_file: Optional[str] = None,
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000, hyper: Optional[Dict[str, Any]] = None,
-          ema: float = 0.999, patience: Optional[int] = 6, morph: Optional[bool] = None,
+          ema: float = 0.999, patience: Optional[int] = 10, morph: Optional[bool] = None,
           log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train the BiLSTM tagger; keep the best dev epoch in ``out_dir``; return a summary.
 
@@ -151,7 +151,10 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 40, max_mi
     flat = [f for s in forms for f in s]
     vecs = load_vectors(vectors, lang, flat, glove_top, glove_words_file, glove_vectors_file, say)
     vector_words, matrix = (vecs.words, vecs.matrix) if vecs is not None else ([], np.zeros((0, 0), np.float32))
-    hyper = dict(DEFAULT_HYPER, **(hyper or {}), vector_dim=0 if vecs is None else vecs.dim)
+    given = hyper or {}
+    hyper = dict(DEFAULT_HYPER, **given, vector_dim=0 if vecs is None else vecs.dim)
+    if given.get("char_filters") is None:
+        hyper["char_filters"] = CHAR_FILTERS_WITHOUT_VECTORS if vecs is None else 0
     if not hyper["char_filters"]:
         hyper["char_dim"] = 0
     rules = [[lemma_rule(f, l) if l != "_" else "" for f, l in zip(m.forms, m.lemmas)] for m in morph_train] \
