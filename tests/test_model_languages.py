@@ -3,6 +3,7 @@ which models a folder of models holds (nlpipe.registry: --models DIR, NLPIPE_MOD
 folders that hold only a config.json."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -97,10 +98,15 @@ def test_nlpipe_models_lists_user_folders_and_refuses_a_missing_one(tmp_path, mo
     from nlpipe.cli import main
 
     model(tmp_path / "de" / "pos", "pos", "de")
+    fast = model(tmp_path / "de" / "pos-fast", "pos", "de")
+    config = json.loads((tmp_path / "de" / "pos-fast" / "config.json").read_text())
+    config["training"]["speed"] = {"words_per_cpu_second": 41234, "on": "by hand"}
+    (tmp_path / "de" / "pos-fast" / "config.json").write_text(json.dumps(config))
     monkeypatch.setenv("NLPIPE_MODELS", f"{tmp_path / 'gone'}{os.pathsep}{tmp_path}")   # a missing one: a warning
     main(["models"])
-    line = next(x for x in capsys.readouterr().out.splitlines() if str(tmp_path) in x)
-    assert line.split() == [str(tmp_path / "de" / "pos"), "pos", "de", "none.v1", "dev_las", "80.0"]
+    lines = [x.split() for x in capsys.readouterr().out.splitlines() if str(tmp_path) in x]
+    assert lines == [[str(tmp_path / "de" / "pos"), "pos", "de", "none.v1", "-", "dev_las", "80.0"],
+                     [fast, "pos", "de", "none.v1", "41234", "dev_las", "80.0"]]
     with pytest.raises(SystemExit) as e:
         main(["models", "--models", str(tmp_path / "nope")])
     assert e.value.code == 2

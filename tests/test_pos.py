@@ -93,6 +93,7 @@ def test_training_writes_a_loadable_model(model_dir):
     assert config["training"]["scores"]["dev_upos"] == config["training"]["scores"]["dev_xpos"] == 100.0
     # --probs' temperature is fitted on dev: every dev tag is right, so the softmax is sharpened
     assert config["model"]["prob_scale"] > 1.0
+    assert config["training"]["speed"]["words_per_cpu_second"] > 0     # what `nlpipe models` shows
     tagger = load_stage("pos", str(model_dir), device="cuda")
     assert tagger.name == "pos" and tagger.margin == 1.0 and {"upos", "xpos"} <= tagger.provides
 

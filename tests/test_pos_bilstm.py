@@ -72,6 +72,8 @@ def test_trains_and_tags_every_column(model_dir):
     scores = config["training"]["scores"]
     assert scores["dev_upos"] >= 98 and scores["dev_xpos"] >= 98 and scores["dev_ufeats"] >= 98
     assert scores["dev_lemmas"] >= 98
+    speed = config["training"]["speed"]     # what `nlpipe models` shows
+    assert speed["words_per_cpu_second"] > 0 and "dev file's" in speed["on"]
     dev = parse_string((model_dir.parent / "dev.conllu").read_text())
     blank = parse_string((model_dir.parent / "dev.conllu").read_text())
     for s in blank:

@@ -1,5 +1,5 @@
 """``nlpipe models``: the shipped models and the user's (``$NLPIPE_MODELS``, ``--models DIR``) with their
-stage, language, architecture and dev scores."""
+stage, language, architecture, recorded speed and scores."""
 from __future__ import annotations
 
 import json
@@ -23,6 +23,7 @@ def model_row(path: Path, name: str, shipped: bool) -> Dict[str, Any]:
         "arch": config["arch"],
         "language": config["language"],
         "default": shipped and path.name in DEFAULT_MODELS.get(config["stage"], [])[:1],
+        "words_per_cpu_second": ((config.get("training") or {}).get("speed") or {}).get("words_per_cpu_second"),
         # a parser's FEATS after the parse: its own dev scores (UFeats of the tagger, then after it)
         "scores": {**(config.get("training") or {}).get("scores", {}),
                    **(TreeFeats.training_scores(path) if config["stage"] == "parse" else {})},
@@ -53,7 +54,7 @@ def _user_row(path: Path) -> Dict[str, Any]:
         return model_row(path, str(path), False)
     except NlpipeError as e:
         return {"name": str(path), "path": str(path), "stage": "-", "arch": "-", "language": "-", "default": False,
-                "scores": {}, "error": str(e)}
+                "words_per_cpu_second": None, "scores": {}, "error": str(e)}
 
 
 @click.command()
@@ -64,13 +65,15 @@ def _user_row(path: Path) -> Dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON on stdout.")
 def models(folders: tuple, as_json: bool) -> None:
     """List the shipped models and the user's (from $NLPIPE_MODELS and --models) with their stage,
-    language, architecture and scores (in %), as each model's config.json records them.
+    language, architecture, speed and scores (in %), as each model's config.json records them.
 
     \b
     *          the stage's default model
     dev_...    on the treebank's dev file (the one training selected on); test_...: on its test file
     dev_joint  (pos) UPOS and XPOS both right: the joint label the tagger predicts
     ..._raw_text  from raw text through the shipped tokenizer (else gold tokens)
+    words/s    words per CPU second of the stage in process on the dev file's gold input, as
+               training measured it (-: not recorded)
     """
     from nlpipe.cli.output import warn_missing_model_roots
     from nlpipe.io.outputs import echo
@@ -81,11 +84,13 @@ def models(folders: tuple, as_json: bool) -> None:
         echo(json.dumps(rows))
         return
     width = max([24] + [len(r["name"]) for r in rows])
-    echo(f"  {'name':<{width}} {'stage':<11} {'lang':<4} {'arch':<20} scores (%; 'nlpipe models --help' "
-         f"explains them)")
+    echo(f"  {'name':<{width}} {'stage':<11} {'lang':<4} {'arch':<20} {'words/s':>8} scores (%; 'nlpipe models "
+         f"--help' explains them)")
     for r in rows:
         scores = ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}" for k, v in r["scores"].items()) or "-"
         if "error" in r:
             scores = f"broken: {r['error']}"
         mark = "*" if r["default"] else " "
-        echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} {scores}")
+        speed = r["words_per_cpu_second"]
+        echo(f"{mark} {r['name']:<{width}} {r['stage']:<11} {r['language']:<4} {r['arch']:<20} "
+             f"{'-' if speed is None else speed:>8} {scores}")

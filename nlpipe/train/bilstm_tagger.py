@@ -38,6 +38,7 @@ from nlpipe.train.linear_fit import FitOptions
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.morph import MorphSentence, has_column, read_morph, train_lemmatizer
 from nlpipe.train.pos import FEATS_DICTIONARY_COUNTS, read_tagged
+from nlpipe.train.speed import record_speed
 from nlpipe.train.vectors import load_vectors, record, vocabulary
 
 MIN_WORD = 2     # training words seen fewer times share the unknown row of the trained word table
@@ -194,6 +195,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
                               vectors=source, feats_dictionary=feats_dictionary,
                               history=run.history)
     model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from)
+    say("pos: speed {words_per_cpu_second} words per CPU second".format(**record_speed("pos", Path(out_dir), dev_sents)))
     return {"best": dict(run.best, **scores), "minutes": round(run.minutes, 1), "model": str(out_dir)}
 
 
