@@ -131,7 +131,8 @@ def table(r: Dict[str, Any]) -> str:
         lines.append(f"{mode:<11} " + " ".join(f"{c:>{w}.2f}" if c is not None else f"{'-':>{w}}"
                                                for c, w in zip(cells, (7, 9, 7, 8))))
         if "own_argmax" in row:
-            lines.append(f"{'':<11} own parse: " + ", ".join(f"{own} {row['own_' + own]['f1']:.2f}" for own in OWN_PARSES))
+            owns = ", ".join(f"{own} {row['own_' + own]['f1']:.2f}" for own in OWN_PARSES)
+            lines.append(f"{'':<11} own parse: {owns}")
     return "\n".join(lines)
 
 

@@ -150,7 +150,8 @@ def test_a_feats_dictionary_restricts_the_forms_it_lists_and_no_other():
     listed = dict(vocab, feats_dictionary=[["dog", "Tense=Past", "Number=Plur", "Gender=Fem"]])
     sents = [["Dog", "sees", "cat"], ["cat", "dog", "DOG", "sees", "dogs"]]
     before = TaggerModel(vocab, hyper, params=params).predict(sents)
-    dogs = [vocab["feats"][f] for s, row in zip(sents, before["feats"]) for form, f in zip(s, row) if form.lower() == "dog"]
+    dogs = [vocab["feats"][f] for s, row in zip(sents, before["feats"]) for form, f in zip(s, row)
+            if form.lower() == "dog"]
     assert set(dogs) - {"Number=Plur", "Tense=Past"}      # without the dictionary some "dog" gets another FEATS
     for model in (TaggerModel(listed, hyper, params=params), TaggerModel(listed, hyper)):
         if model.inference is None:

@@ -26,7 +26,8 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
 from nlpipe.linear.attributes import Attributes, ambiguity_classes
 from nlpipe.linear.dictionary import dictionary_entries
-from nlpipe.models.bilstm_tagger import CHAR_FILTERS_WITHOUT_VECTORS, DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES, TaggerModel
+from nlpipe.models.bilstm_tagger import (CHAR_FILTERS_WITHOUT_VECTORS, DEFAULT_HYPER, LEMMA_DIR, LEMMA_SOURCES,
+                                         TaggerModel)
 from nlpipe.models.lemmatizer import lemma_rule
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
@@ -195,7 +196,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
                               vectors=source, feats_dictionary=feats_dictionary,
                               history=run.history)
     model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from)
-    say("pos: speed {words_per_cpu_second} words per CPU second".format(**record_speed("pos", Path(out_dir), dev_sents)))
+    speed = record_speed("pos", Path(out_dir), dev_sents)
+    say(f"pos: speed {speed['words_per_cpu_second']} words per CPU second")
     return {"best": dict(run.best, **scores), "minutes": round(run.minutes, 1), "model": str(out_dir)}
 
 
