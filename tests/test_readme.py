@@ -39,8 +39,9 @@ def test_every_test_score_in_the_models_table_is_one_nlpipe_models_lists():
 
 def test_the_models_listing_has_a_header_and_explains_its_scores():
     out = run_cli("models").stdout.decode("utf-8").splitlines()
-    assert out[0].split()[:5] == ["name", "stage", "lang", "arch", "scores"]
+    assert out[0].split()[:6] == ["name", "stage", "lang", "arch", "words/s", "scores"]
     assert "dev_joint" in run_cli("models", "--help").stdout.decode("utf-8")
+    assert "words per CPU second" in run_cli("models", "--help").stdout.decode("utf-8")
 
 
 def shell(tmp_path: Path):
