@@ -30,7 +30,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from nlpipe.io.conllu import HEAD  # noqa: E402
-from nlpipe.nn.syntax_modes import OWN_PARSES  # noqa: E402
+from nlpipe.io.model_dir import read_config  # noqa: E402
+from nlpipe.nn.syntax_modes import OWN_PARSES, own_parse  # noqa: E402
 from nlpipe.registry import load_stage  # noqa: E402
 from nlpipe.runtime.evaluate import strip_stage  # noqa: E402
 from srl import gold_file, reparse, srl_run  # noqa: E402
@@ -58,20 +59,19 @@ def own_uas(model: str, gold: List[Any]) -> float:
 def score_mode(mode: str, model: str, gold: List[Any], parsed: List[Any]) -> Dict[str, Any]:
     """SRL F1 with the own, the injected biaffine and the gold parse (predicted predicates), the
     predicates' F1 and the own tree's UAS."""
-    def f1(inp: List[Any], **options: Any) -> Dict[str, float]:
-        r = srl_run(model, inp, gold, False, **options)
+    def prf(r: Dict[str, Any]) -> Dict[str, float]:
         return {k: round(r[k], 2) for k in ("precision", "recall", "f1")}
 
-    own = srl_run(model, gold, gold, False)
-    row: Dict[str, Any] = {"own": {k: round(own[k], 2) for k in ("precision", "recall", "f1")},
-                           "predicates_f1": round(own["predicates"]["f1"], 2)}
-    if mode != "sa":
-        for how in OWN_PARSES:
-            row[f"own_{how}"] = f1(gold, own_parse=how)
-        row["biaffine"] = f1(parsed, parse_from_input=True)
-        row["gold"] = f1(gold, parse_from_input=True)
-        row["uas"] = round(own_uas(model, gold), 2)
-    return row
+    if mode == "sa":
+        own = srl_run(model, gold, gold, False)
+        return {"own": prf(own), "predicates_f1": round(own["predicates"]["f1"], 2)}
+    runs = {how: srl_run(model, gold, gold, False, own_parse=how) for how in OWN_PARSES}
+    default = runs[own_parse(read_config(Path(model), "srl")["model"])]     # what the model attends to by default
+    return {"own": prf(default), "predicates_f1": round(default["predicates"]["f1"], 2),
+            **{f"own_{how}": prf(r) for how, r in runs.items()},
+            "biaffine": prf(srl_run(model, parsed, gold, False, parse_from_input=True)),
+            "gold": prf(srl_run(model, gold, gold, False, parse_from_input=True)),
+            "uas": round(own_uas(model, gold), 2)}
 
 
 def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:

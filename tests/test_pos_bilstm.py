@@ -138,7 +138,8 @@ def test_a_feats_dictionary_restricts_the_forms_it_lists_and_no_other():
     from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, TaggerModel
 
     torch.manual_seed(2)
-    vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog"], "affixes": ["s1:g"], "tags": ["NOUN\tNN", "VERB\tVBZ"],
+    vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog"], "affixes": ["s1:g"],
+             "tags": ["NOUN\tNN", "VERB\tVBZ"],
              "feats": ["_", "Number=Plur", "Number=Sing", "Tense=Past"]}
     hyper = dict(DEFAULT_HYPER, hidden=8, word_dim=6, affix_dim=4, vector_dim=3, char_dim=0)
     plain = TaggerModel(vocab, hyper)

@@ -166,7 +166,8 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 192).")
 @click.option("--layers", type=int, default=None, help="bilstm: BiLSTM layers (default 2).")
 @click.option("--char-filters", type=click.IntRange(min=0), default=None,
-              help="bilstm: filters of the character CNN over each word (0: none; default 64 without word vectors, 0 with).")
+              help="bilstm: filters of the character CNN over each word (0: none; default 64 without word "
+                   "vectors, 0 with).")
 @click.option("--lemma-head/--no-lemma-head", default=None,
               help="bilstm: also train a head for the lemma's rewrite rule; where lemmas come from (the "
                    "lemmatizer, the head or both) is then chosen on dev (default: no head, the lemmatizer).")

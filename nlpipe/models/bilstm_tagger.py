@@ -8,8 +8,9 @@ FEATS strings of the FEATS head; ``lemmas``: the lemma rules of the lemma head, 
 :func:`~nlpipe.models.lemmatizer.lemma_rule` writes them; each empty where the model has no such
 part; ``feats_dictionary``, where training chose one: ``[form, FEATS, ...]`` rows, the only FEATS a
 word of that normalized form may get, as the linear tagger's FEATS dictionary), ``weights.pt`` (half
-precision) and, for a treebank with lemmas, ``lemma/``: a
-:class:`~nlpipe.models.lemmatizer.Lemmatizer` with its own word attributes, reading this tagger's labels. Config ``model.lemma_from`` says where lemmas come from (:data:`LEMMA_SOURCES`).
+precision) and, for a treebank with lemmas, ``lemma/``: a :class:`~nlpipe.models.lemmatizer.Lemmatizer`
+with its own word attributes, reading this tagger's labels. Config ``model.lemma_from`` says where
+lemmas come from (:data:`LEMMA_SOURCES`).
 """
 from __future__ import annotations
 

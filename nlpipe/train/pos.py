@@ -40,7 +40,7 @@ from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, 
 from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.train.loop import Selection, stage_scores
 from nlpipe.train.morph import FEATS_TEMPLATES, has_column, read_morph, train_lemmatizer
-from nlpipe.train.speed import record_speed
+from nlpipe.train.speed import measure_speed
 from nlpipe.train.template_order import OrderingData, baseline_order, wrapper_order
 from nlpipe.train.vectors import clusters as vector_clusters, load_vectors, record
 
@@ -461,6 +461,5 @@ def train_model(train: str, dev: str, out: str, options: Any, order_from: Option
     write_config(Path(out), config)
     # --probs reads these scales: fitted on dev once the folder is complete (tags unchanged)
     config["model"].update(pos_scales(load_pos(Path(out), read_config(Path(out), "pos")), dev))
-    write_config(Path(out), config)
-    record_speed("pos", Path(out), [s for s in read_file(dev) if s.words])
-    return read_config(Path(out))
+    config["training"]["speed"] = measure_speed("pos", Path(out), [s for s in read_file(dev) if s.words])
+    return write_config(Path(out), config)
