@@ -79,7 +79,8 @@ def write_treebank(path: Path, count: int, seed: int, lemmas_feats: bool = True)
 # small trainers, so that the whole pipeline trains in seconds
 QUICK = ["--set", "tokenize.epochs=8", "--set", "tokenize.dilations=1,2,4", "--set", "tokenize.length=128",
          "--set", "tokenize.channels=16", "--set", "tokenize.lr=0.01", "--set", "tokenize.ema_decay=0.5", "--set", "pos.epochs=2", "--set", "pos.order=baseline",
-         "--set", "pos-bilstm.epochs=2", "--set", 'pos-bilstm.hyper={"hidden": 16, "word_dim": 16, "affix_dim": 16}',
+         "--set", "pos-bilstm.epochs=2", "--set", "pos-bilstm.hidden=16",
+         "--set", 'pos-bilstm.hyper={"word_dim": 16, "affix_dim": 16}',
          "--set", "parse-transition.epochs=2", "--set", "parse.epochs=2",
          "--set", 'parse.hyper={"hidden": 16, "layers": 1, "arc_dim": 32, "rel_dim": 16}']
 RAW = "La kemi kosar zum desak. Si balu hatu vai mino.\n"
@@ -146,6 +147,9 @@ def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(
     assert {"dev_upos", "dev_lemmas", "dev_ufeats"} <= set(pos)   # the treebank has lemmas and features
     tagger = json.loads((out / "pos" / "config.json").read_text(encoding="utf-8"))["model"]
     assert tagger["margin"] == 1.0     # a tagger trained on template prefixes tags at its training margin
+    bilstm = json.loads((out / "pos-bilstm" / "config.json").read_text(encoding="utf-8"))["model"]
+    # a hyper-parameter set on its own (--set pos-bilstm.hidden=16) and others in one dict (.hyper=...)
+    assert (bilstm["hidden"], bilstm["word_dim"], bilstm["affix_dim"]) == (16, 16, 16)
 
 
 def test_loading_a_model_exposes_its_language(trained):
@@ -286,6 +290,11 @@ def test_pipeline_option_errors(tmp_path):
                              "--parts", "pos", "--set", "pos.nonsense=1")
     assert code == 2 and stderr.startswith("nlpipe: error: --set pos.nonsense: the pos trainer has no option "
                                            "'nonsense' (it takes: ")
+    code, _, stderr = nlpipe("train", "pipeline", "--train", t, "--dev", t, "--out", str(tmp_path / "m"),
+                             "--parts", "pos-bilstm", "--set", "pos-bilstm.hiden=64")
+    assert code == 2 and stderr.startswith("nlpipe: error: --set pos-bilstm.hiden: the pos-bilstm trainer has no "
+                                           "option 'hiden' (it takes: ")
+    assert " hidden, " in stderr and not (tmp_path / "m").exists()
 
 
 def test_the_time_budget_is_shared():

@@ -90,7 +90,8 @@ def vector_options(options: PipelineOptions) -> Dict[str, Any]:
 
 
 def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
-    """(the public training function of ``part``, the dataclass of its hyper-parameters or None)."""
+    """(the public training function of ``part``, the dataclass or the dict of defaults of its
+    hyper-parameters, or None)."""
     if part == "tokenize":
         from nlpipe.train.tokenize import train
         return train, None
@@ -98,8 +99,9 @@ def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
         from nlpipe.train import pos
         return pos.train_model, pos.TrainOptions
     if part == "pos-bilstm":
+        from nlpipe.models.bilstm_tagger import DEFAULT_HYPER
         from nlpipe.train import bilstm_tagger
-        return bilstm_tagger.train, None
+        return bilstm_tagger.train, DEFAULT_HYPER
     if part == "parse-transition":
         from nlpipe.train import transition
         return transition.train_transition, transition.TrainOptions
@@ -108,12 +110,12 @@ def trainer_of(part: str) -> Tuple[Callable[..., Any], Any]:
 
 
 def option_names(part: str) -> Tuple[List[str], List[str]]:
-    """(the keyword arguments of ``part``'s training function that ``--set`` may give, the fields of
-    its hyper-parameter dataclass)."""
+    """(the keyword arguments of ``part``'s training function that ``--set`` may give, the names of
+    its hyper-parameters)."""
     trainer, hyper = trainer_of(part)
     params = [k for k in inspect.signature(trainer).parameters
               if k not in ("log", "out", "out_dir", "options", "train", "dev", "train_path", "dev_path")]
-    return params, sorted(getattr(hyper, "__dataclass_fields__", {}))
+    return params, sorted(hyper if isinstance(hyper, dict) else getattr(hyper, "__dataclass_fields__", {}))
 
 
 def check_part_options(options: PipelineOptions) -> None:
@@ -127,7 +129,7 @@ def check_part_options(options: PipelineOptions) -> None:
 
 
 def _given(part: str, options: PipelineOptions, defaults: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """(keyword arguments of ``part``'s training function, fields of its hyper-parameter dataclass):
+    """(keyword arguments of ``part``'s training function, its hyper-parameters):
     the pipeline's ``defaults`` updated with the user's options for ``part``."""
     params, fields = option_names(part)
     given = {**defaults, **options.part_options.get(part, {})}
@@ -175,8 +177,9 @@ def train_bilstm_tagger(train: str, dev: str, out: Path, options: PipelineOption
                                 "device": options.device, **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
-    kwargs, _ = _given("pos-bilstm", options, defaults)
-    trainer(train, dev, str(out), log=_Stream(log), **kwargs)
+    kwargs, hyper = _given("pos-bilstm", options, defaults)
+    hyper = {**(kwargs.pop("hyper", None) or {}), **hyper}   # --set pos-bilstm.hidden=256 or .hyper={...}
+    trainer(train, dev, str(out), log=_Stream(log), hyper=hyper or None, **kwargs)
 
 
 def tagger_score(scores: Dict[str, Any], keys: Sequence[str]) -> float:
