@@ -351,3 +351,28 @@ def test_numpy_marginals_survive_words_whose_scores_lie_far_apart():
     mask = np.ones((1, 3), dtype=bool)
     np.testing.assert_allclose(np_tree_marginals(far[None], mask), np_tree_marginals(diag[None], mask), atol=1e-6)
     np.testing.assert_allclose(np_tree_marginals(diag[None], mask)[0], _brute(diag)[1], atol=1e-6)
+
+
+def test_continued_training_with_ema_keeps_a_moving_average_of_the_weights(trained, tmp_path):
+    """With a decay near 1 the average hardly leaves the model it continues; without, training moves it."""
+    from click.testing import CliRunner
+
+    from nlpipe.cli.train import train_srl
+
+    def continued(name: str, *ema: str) -> dict:
+        out = tmp_path / name
+        r = CliRunner().invoke(train_srl, ["--train", TRAIN, "--dev", TRAIN, "--out", str(out), "--epochs", "1",
+                                           "--init", str(trained["marginals"]), "--lr", "1", "--warmup", "1",
+                                           "--batch-tokens", "10", *ema])
+        assert r.exit_code == 0, r.output
+        return torch.load(out / "weights.pt", map_location="cpu")
+
+    before = torch.load(trained["marginals"] / "weights.pt", map_location="cpu")
+    moved = {k: (v.float() - before[k].float()).abs().max().item()
+             for k, v in continued("plain").items() if v.is_floating_point()}
+    averaged = {k: (v.float() - before[k].float()).abs().max().item()
+                for k, v in continued("ema", "--ema", "0.999999").items() if v.is_floating_point()}
+    assert max(moved.values()) > 1e-2
+    assert max(averaged.values()) < 1e-3
+    assert read_config(tmp_path / "ema")["training"]["ema"] == 0.999999
+    assert read_config(tmp_path / "plain")["training"].get("ema") is None

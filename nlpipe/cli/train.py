@@ -474,6 +474,9 @@ def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], 
 @click.option("--lr", type=float, default=1e-3, show_default=True, help="Peak learning rate (after warm-up).")
 @click.option("--warmup", type=int, default=800, show_default=True, help="Warm-up steps.")
 @click.option("--batch-tokens", type=int, default=1500, show_default=True, help="Batch size in tokens.")
+@click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
+              help="Score and keep a moving average of the weights with this decay per step (0: the weights "
+                   "as trained).")
 @O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
@@ -510,8 +513,8 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @click.option("--parts", default=",".join(PIPELINE_PARTS), show_default=True, metavar="P1,P2",
               help="The parts to train (comma-separated).")
 @click.option("--set", "part_options", multiple=True, metavar="PART.OPTION=VALUE",
-              help="An option of one part's trainer, as its training function names it (e.g. parse.epochs=2, "
-                   "pos.wrapper_steps=3); repeatable.")
+              help="An option of one part's trainer, as its training function or its hyper-parameters name it "
+                   "(e.g. parse.epochs=2, pos.wrapper_steps=3, pos-bilstm.hidden=256); repeatable.")
 @O.VECTORS
 @O.LANG
 @O.SEED

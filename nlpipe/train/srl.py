@@ -96,13 +96,15 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
           syntax: Optional[str] = None, eta: Optional[float] = None,
           layers: Optional[int] = None, d_model: Optional[int] = None, heads: Optional[int] = None,
           epochs: int = 60, max_minutes: float = 40.0, patience: int = 8, lr: float = 1e-3, warmup: int = 800,
-          batch_tokens: int = 1500, vectors: Optional[str] = None, glove_words: Optional[str] = None,
+          batch_tokens: int = 1500, ema: float = 0.0, vectors: Optional[str] = None,
+          glove_words: Optional[str] = None,
           glove_vectors: Optional[str] = None, glove_top: int = 40000, seed: int = 1, threads: int = 1,
           init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED, device: str = "cpu"
           ) -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
     ``syntax``: how the syntactic head learns (:mod:`nlpipe.nn.syntax_modes`; default lisa, or with
-    ``init`` the model's); ``eta``: SPIGOT's step size (default 1).
+    ``init`` the model's); ``eta``: SPIGOT's step size (default 1); ``ema`` in (0, 1): dev scores and
+    the saved model use a moving average of the weights (decay ``ema`` per step).
     ``lang``: the training data's language code, recorded in the model; ``vectors``,
     ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
     takes them (default: GloVe 6B 50d for English, none otherwise).
@@ -170,7 +172,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     base = training_block({"train": train_path, "dev": dev_path}, {}, lr=lr, warmup=warmup,
                           batch_tokens=batch_tokens, seed=seed,
                           vectors=source,
-                          syntax=hp["syntax"], syntax_mode=hp["syntax_mode"], continued_from=init)   # the data files are hashed once
+                          syntax=hp["syntax"], syntax_mode=hp["syntax_mode"], continued_from=init,
+                          ema=ema or None)   # the data files are hashed once
 
     def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
         return dict(base, epochs=best["epoch"], seconds=best["seconds"], steps=init_steps + steps,
@@ -179,7 +182,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
 
     start = time.time()
     trainer = LisaTrainer(model, train_ex, dev_sents, batch_tokens, Path(out), training, start, lang)
-    run = trainer.fit(opt, epochs, rng, log, clip=1.0, step_lr=step_lr, patience=patience,
+    run = trainer.fit(opt, epochs, rng, log, clip=1.0, ema=ema, ema_warmup=bool(ema) and not init,
+                      step_lr=step_lr, patience=patience,
                       max_minutes=max_minutes, start=start)
     best = run.best
     return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
