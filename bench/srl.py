@@ -1,6 +1,6 @@
 """Benchmark of LISA SRL on EWT test in the layout of Strubell (2019) Table 4.1 (+ 4.8, 4.10, speed).
 
-    python bench/srl.py [--lisa M] --sa M_SA [--split test] [--threads 2] [--json]
+    python bench/srl.py [--lisa M] [--sa M_SA] [--split test] [--threads 2] [--json]
 
 Steps, in one run: (1) join en_ewt test with the PropBank EWT spans (annotated documents only,
 :mod:`nlpipe.train.srl_data`); (2) re-tag it with the shipped POS tagger and re-parse it with the shipped
@@ -88,7 +88,8 @@ def main(argv: Any = None) -> Dict[str, Any]:
     ap.add_argument("--corpora", default=str(corpora))
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--lisa", default="srl-lisa-ewt", help="LISA model (default: the shipped one)")
-    ap.add_argument("--sa", required=True, help="SA baseline model (nlpipe train srl --no-syntax)")
+    ap.add_argument("--sa", default=None, help="SA baseline model (nlpipe train srl --no-syntax); "
+                                              "without it the SA rows are left out")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="score only the first N sentences (a quick check)")
     ap.add_argument("--json", action="store_true")
@@ -100,13 +101,13 @@ def main(argv: Any = None) -> Dict[str, Any]:
     parsed = reparse(gold)
     rows = [("SA", args.sa, gold, {}), ("LISA", args.lisa, gold, {}),
             ("  +biaffine parse", args.lisa, parsed, {"parse_from_input": True}),
-            ("  +gold parse", args.lisa, gold, {"parse_from_input": True})]
+            ("  +gold parse", args.lisa, gold, {"parse_from_input": True})][args.sa is None:]
     result: Dict[str, Any] = {"split": args.split, "sentences": len(gold), "rows": {}, "decoding": {}}
     for name, model, inp, opts in rows:
         result["rows"][name.strip()] = {
             "predicted": srl_run(model, inp, gold, False, **opts),
             "gold": srl_run(model, inp, gold, True, **opts)}
-    for name, model in (("SA", args.sa), ("LISA", args.lisa)):
+    for name, model in (("SA", args.sa), ("LISA", args.lisa))[args.sa is None:]:
         result["decoding"][name] = {
             "greedy": srl_run(model, gold, gold, True, viterbi=False)["f1"],
             "viterbi": result["rows"][name]["gold"]["f1"]}
@@ -149,7 +150,7 @@ def table(r: Dict[str, Any]) -> str:
     bad = sum(row[k]["invalid_bio"] for row in r["rows"].values() for k in ("predicted", "gold"))
     lines += ["", f"invalid BIO sequences in all outputs: {bad}", "",
               "Predicate detection (Table 4.8)", f"{'':<18} {'P':>6} {'R':>6} {'F1':>7}"]
-    for name in ("SA", "LISA"):
+    for name in [n for n in ("SA", "LISA") if n in r["rows"]]:
         p = r["rows"][name]["predicted"]["predicates"]
         lines.append(f"{name:<18} {p['precision']:6.2f} {p['recall']:6.2f} {p['f1']:7.2f}")
     lines += ["", "Decoding, gold predicates (Table 4.10)", f"{'':<18} {'greedy':>7} {'Viterbi':>8}"]
