@@ -257,3 +257,85 @@ def test_the_character_cnn_is_on_by_default_only_without_word_vectors(tmp_path, 
     model = json.loads((tmp_path / "m" / "config.json").read_text())["model"]
     assert model["char_filters"] == char_filters and model["hidden"] == 192
     assert model["vector_dim"] == (3 if vectors else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The product with a linear tagger (config model.linear, train pos --arch bilstm --linear)
+
+@pytest.fixture(scope="module")
+def proper_linear(model_dir, tmp_path_factory) -> Path:
+    """A linear tagger trained where every common noun is tagged PROPN/NNP: it disagrees with the
+    BiLSTM tagger on every noun."""
+    d = tmp_path_factory.mktemp("linear")
+    for name, n, seed in (("train", 200, 1), ("dev", 30, 2)):
+        text = treebank(n, seed)
+        for noun in NOUNS:
+            text = text.replace(f"\t{noun}\t{LEXICON[noun][3]}\tNOUN\t{LEXICON[noun][1]}\t",
+                                f"\t{noun}\t{LEXICON[noun][3]}\tPROPN\tNNP\t")
+        (d / f"{name}.conllu").write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--train", str(d / "train.conllu"), "--dev", str(d / "dev.conllu"), "--out",
+                                       str(d / "model"), "--epochs", "2", "--order", "baseline", "--json"])
+    assert r.exit_code == 0, r.output
+    return d / "model"
+
+
+def _with_linear(model_dir: Path, linear: Path, folder: Path, weight: float) -> Path:
+    import shutil
+
+    shutil.copytree(model_dir, folder)
+    shutil.copytree(linear, folder / "linear")
+    config = json.loads((folder / "config.json").read_text())
+    config["model"]["linear"] = {"dir": "linear", "weight": weight}
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _tags(model: Path, text: str) -> list:
+    return [(w[UPOS], w[XPOS]) for s in load_stage("pos", str(model)).annotate(parse_string(text)) for w in s.words]
+
+
+def test_the_linear_tagger_joins_the_bilstm_by_its_weight(model_dir, proper_linear, tmp_path):
+    dev = (model_dir.parent / "dev.conllu").read_text()
+    bilstm, linear = _tags(model_dir, dev), _tags(proper_linear, dev)
+    nouns = [i for i, (upos, _) in enumerate(bilstm) if upos == "NOUN"]
+    assert nouns and all(linear[i] == ("PROPN", "NNP") for i in nouns)
+    assert _tags(_with_linear(model_dir, proper_linear, tmp_path / "w0", 0.0), dev) == bilstm
+    assert _tags(_with_linear(model_dir, proper_linear, tmp_path / "w1000", 1000.0), dev) == linear
+
+
+def test_a_linear_tagger_that_does_not_help_on_dev_is_left_out(model_dir, proper_linear, tmp_path):
+    d = model_dir.parent
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
+                                       str(d / "dev.conllu"), "--out", str(tmp_path / "m"), "--hidden", "16",
+                                       "--epochs", "30", "--lr", "0.02", "--batch-tokens", "100", "--vectors", "none",
+                                       "--linear", str(proper_linear), "--json"])
+    assert r.exit_code == 0, r.output
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert "linear" not in config["model"] and not (tmp_path / "m" / "linear").exists()
+    assert config["training"]["linear_weight"] == 0.0 and config["training"]["linear"] == str(proper_linear)
+
+
+def test_linear_tagger_errors(model_dir, tmp_path):
+    d = model_dir.parent
+    r = run_cli("train", "pos", "--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
+                str(d / "dev.conllu"), "--out", str(tmp_path / "m"), "--linear", str(model_dir))
+    assert r.returncode == 2
+    assert r.stderr.decode() == (f"nlpipe: error: --linear {model_dir}: not a linear tagger "
+                                 f"(nlpipe train pos --arch dfs)\n")
+    assert not (tmp_path / "m").exists()
+    broken = _with_linear(model_dir, model_dir, tmp_path / "broken", 0.2)   # a BiLSTM where the linear should be
+    from nlpipe.errors import ModelError
+
+    with pytest.raises(ModelError, match="config model.linear: .* is no linear tagger"):
+        load_stage("pos", str(broken))
+
+
+def test_the_product_is_the_same_with_batches_tagged_in_threads(model_dir, proper_linear, tmp_path):
+    folder = _with_linear(model_dir, proper_linear, tmp_path / "w", 0.5)
+    text = treebank(300, 5)
+
+    def tags(workers: int) -> list:
+        stage = load_stage("pos", str(folder), workers=workers, batch_tokens=20)
+        return [(w[UPOS], w[XPOS]) for s in stage.annotate(parse_string(text)) for w in s.words]
+
+    assert tags(4) == tags(1)

@@ -174,6 +174,10 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--batch-tokens", type=int, default=None, help="bilstm: batch size in tokens (default 1000).")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
               help="bilstm: stop after this many epochs without a better dev score (default 10).")
+@click.option("--linear", "linear_tagger", default=None, metavar="M",
+              help="bilstm: a linear tagger of the same treebank (a folder, or a shipped name such as pos-ewt) "
+                   "whose label probabilities join the BiLSTM's (a product, with a weight chosen on dev; the "
+                   "model keeps a copy, or none when the weight is 0).")
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE
@@ -208,8 +212,8 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
               checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
               epochs: Optional[int], lr: Optional[float], hidden: Optional[int], layers: Optional[int],
               char_filters: Optional[int], lemma_head: Optional[bool],
-              batch_tokens: Optional[int], patience: Optional[int], max_minutes: Optional[float], threads: int,
-              device: str, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
+              batch_tokens: Optional[int], patience: Optional[int], linear_tagger: Optional[str],
+              max_minutes: Optional[float], threads: int, device: str, l2: float, min_count: int, wrapper_steps: int, wrapper_sample: int,
               wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Optional[str],
               glove_words: Optional[str],
               glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
@@ -219,7 +223,7 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
     if arch == "bilstm":
         _train_pos_bilstm(train_file, dev_file, out, vectors=vectors, glove_words_file=glove_words,
                           glove_vectors_file=glove_vectors, glove_top=glove_top, seed=seed, threads=threads,
-                          device=device, morph=morph, as_json=as_json,
+                          device=device, morph=morph, as_json=as_json, linear=linear_tagger,
                           **O.given(epochs=epochs, lr=lr, max_minutes=max_minutes, batch_tokens=batch_tokens,
                                     patience=patience, lang=lang),
                           hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters, lemma_head=lemma_head))

@@ -10,18 +10,22 @@ part; ``feats_dictionary``, where training chose one: ``[form, FEATS, ...]`` row
 word of that normalized form may get, as the linear tagger's FEATS dictionary), ``weights.pt`` (half
 precision) and, for a treebank with lemmas, ``lemma/``: a :class:`~nlpipe.models.lemmatizer.Lemmatizer`
 with its own word attributes, reading this tagger's labels. Config ``model.lemma_from`` says where
-lemmas come from (:data:`LEMMA_SOURCES`).
+lemmas come from (:data:`LEMMA_SOURCES`). Config ``model.linear`` (``{"dir": "linear", "weight": w}``),
+where training chose one, names a linear tagger in the folder whose joint-label log-probabilities,
+times ``w``, are added to this one's before the tag is chosen (a product of the two taggers; see
+:attr:`TaggerModel.tag_prior`).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.dictionary import RULED_OUT
 from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
+from nlpipe.models.neural_numpy import log_softmax
 from nlpipe.nn.features import FORM_CACHE, N_AFFIXES, affix_keys, cached_rows, word_shape, word_vocab
 from nlpipe.nn.weights import load_model, save_model_dir
 from nlpipe.vocab import Vocab
@@ -68,6 +72,9 @@ class TaggerModel:
         self._forms: Dict[str, Tuple[int, ...]] = {}
         self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
         self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
+        # sentences of a batch -> [b, N, n_tags] weighted log-probabilities of another tagger, added to
+        # this one's tag log-probabilities (None: the tags are this network's alone)
+        self.tag_prior: Optional[Callable[[Sequence[Sequence[str]]], np.ndarray]] = None
         self.inference: Optional[TaggerInference] = None
         self.torch: Any = None
         if params is not None:
@@ -194,31 +201,42 @@ class TaggerModel:
         """Label ids of every head for every word of one batch of sentences (lists of forms)."""
         a = self.arrays(sentences)
         masks = self.feats_masks(sentences, a["mask"].shape[1])
+        prior = self.tag_prior(sentences) if self.tag_prior is not None else None
         if self.inference is not None:
-            if masks is None:
+            if masks is None and prior is None:
                 best = self.inference.predict(a, a["lengths"])
             else:
                 scores = self.inference.scores(a, a["lengths"])
-                scores["feats"] = scores["feats"] + masks
+                if masks is not None:
+                    scores["feats"] = scores["feats"] + masks
+                if prior is not None:
+                    scores["tags"] = log_softmax(scores["tags"]) + prior
                 best = {k: s.argmax(-1) for k, s in scores.items()}
         else:
+            torch = self.torch
             self.net.eval()
-            with self.torch.no_grad():
+            with torch.no_grad():
                 scores = self.net(self.tensors(a))
                 if masks is not None:
-                    scores["feats"] = scores["feats"] + self.torch.from_numpy(masks).to(scores["feats"].device)
+                    scores["feats"] = scores["feats"] + torch.from_numpy(masks).to(scores["feats"].device)
+                if prior is not None:
+                    scores["tags"] = (torch.log_softmax(scores["tags"].float(), -1)
+                                      + torch.from_numpy(prior).to(scores["tags"].device))
                 best = {k: s.argmax(-1).cpu().numpy() for k, s in scores.items()}
         return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
 
     # saving and loading: config.json + vocab.json + weights.pt
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str],
-             lemma_from: Optional[str]) -> None:
+             lemma_from: Optional[str], linear: Optional[Dict[str, Any]] = None) -> None:
         """Write the folder (``lemma``: the lemmatizer's subfolder, None without one; ``lemma_from``:
-        one of :data:`LEMMA_SOURCES`, None without lemmas)."""
+        one of :data:`LEMMA_SOURCES`, None without lemmas; ``linear``: config ``model.linear``, None
+        without a linear tagger)."""
+        settings = dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma, lemma_from=lemma_from)
+        if linear is not None:
+            settings["linear"] = linear
         save_model_dir(out_dir, self.vocab, self.net,
                        {"stage": "pos", "arch": ARCH, "language": lang, "labels": self.labels["tags"],
-                        "model": dict(self.hyper, label_format="UPOS<TAB>XPOS", lemma=lemma, lemma_from=lemma_from),
-                        "training": training}, labels_key="tags")
+                        "model": settings, "training": training}, labels_key="tags")
 
     @classmethod
     def load(cls, model_dir: Path, config: Dict[str, Any], device: str = "cpu", numpy: bool = False) -> "TaggerModel":

@@ -31,7 +31,7 @@ from nlpipe.linear.dfs import checkpoint_schedule, tag
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout
 from nlpipe.models.lemmatizer import Lemmatizer
-from nlpipe.models.neural_numpy import softmax
+from nlpipe.models.neural_numpy import log_softmax, softmax
 from nlpipe.stages.base import Adapter
 
 ARCH = "dfs-tagger.v1"
@@ -122,6 +122,19 @@ class PosTagger(Adapter, stage="pos"):
         upos = (p * (self._upos_ids == self._upos_ids[pred][:, None])).sum(axis=1)
         xpos = (p * (self._xpos_ids == self._xpos_ids[pred][:, None])).sum(axis=1)
         return upos, xpos
+
+    @property
+    def labels(self) -> List[str]:
+        """The joint ``UPOS<TAB>XPOS`` labels written (the final pass's)."""
+        return (self.second if self.second is not None else self.model).labels
+
+    def label_log_probs(self, forms: List[str], lengths: List[int]) -> np.ndarray:
+        """Log-probabilities ``[num_tokens, num_labels]`` of every joint label of :attr:`labels` for
+        the words ``forms`` of sentences of ``lengths``: a log-softmax of the final pass's scores times
+        :attr:`prob_scale` (see :meth:`tag_probs`)."""
+        scores = np.empty((len(forms), len(self.labels)), dtype=np.float32)
+        self.tag_ids(forms, lengths, scores)
+        return log_softmax(self.prob_scale * scores)
 
     def tag_ids(self, forms: List[str], lengths: List[int], label_scores: Optional[np.ndarray] = None
                 ) -> Tuple[np.ndarray, np.ndarray, Layout, np.ndarray]:

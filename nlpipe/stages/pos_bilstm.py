@@ -1,7 +1,8 @@
 """The ``pos`` stage over the accurate BiLSTM tagger (arch ``bilstm-tagger.v1``,
 :mod:`nlpipe.models.bilstm_tagger`): UPOS and XPOS from one joint label, FEATS from the FEATS head
 (a model without one leaves FEATS alone) and LEMMA from the folder's lemmatizer reading the tags,
-the lemma head's rewrite rule, or both (config ``model.lemma_from``).
+the lemma head's rewrite rule, or both (config ``model.lemma_from``). Where the folder holds a linear
+tagger (config ``model.linear``) the tags are those of the product of the two (:class:`LinearPrior`).
 
 Sentences are tagged in length-sorted batches of a token budget (:mod:`nlpipe.nn.batching`), several
 at once in threads on the CPU (:func:`~nlpipe.stages.base.map_batches`), in numpy unless the device
@@ -10,18 +11,49 @@ is CUDA.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
 from nlpipe.errors import ModelError
+from nlpipe.io.model_dir import read_config
 from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, Sentence
 from nlpipe.models.bilstm_tagger import LEMMA_SOURCES, TaggerModel
 from nlpipe.models.lemmatizer import Lemmatizer, apply_rule
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
-from nlpipe.stages.pos import LABEL_SEP
+from nlpipe.stages.pos import ARCH as LINEAR_ARCH
+from nlpipe.stages.pos import LABEL_SEP, PosTagger
+from nlpipe.stages.pos import load as load_linear
+
+
+class LinearPrior:
+    """The linear tagger's view of a batch, for :attr:`TaggerModel.tag_prior`: ``weight`` times its
+    log-probabilities of the BiLSTM's joint labels ``tags`` (a label it lacks gets the word's lowest)."""
+
+    def __init__(self, linear: PosTagger, tags: Sequence[str], weight: float):
+        import threading
+
+        self.linear, self.weight = linear, float(weight)
+        self._lock = threading.Lock()     # the stage tags batches in threads; the linear tagger keeps state
+        index = {label: i for i, label in enumerate(linear.labels)}
+        self.columns = np.array([index.get(t, -1) for t in tags], dtype=np.int64)
+        if (self.columns < 0).all():
+            raise ValueError("the linear tagger has none of the BiLSTM tagger's labels")
+
+    def __call__(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+        """``[len(sentences), longest, n_tags]`` (float32; padding rows 0)."""
+        lengths = [len(s) for s in sentences]
+        with self._lock:
+            logp = self.linear.label_log_probs([f for s in sentences for f in s], lengths)
+        mapped = np.where(self.columns >= 0, logp[:, np.maximum(self.columns, 0)], logp.min(-1, keepdims=True))
+        out = np.zeros((len(sentences), max(lengths, default=0), len(self.columns)), dtype=np.float32)
+        start = 0
+        for i, n in enumerate(lengths):
+            out[i, :n] = mapped[start:start + n]
+            start += n
+        return self.weight * out
 
 
 class BiLSTMPosTagger(Adapter, stage="pos"):
@@ -119,6 +151,17 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tok
     settings = config.get("model", {})
     lemma = settings.get("lemma")
     lemmatizer = Lemmatizer.load(Path(model_dir) / str(lemma)) if lemma else None
+    linear = settings.get("linear")
+    try:
+        if linear:
+            folder = Path(model_dir) / str(linear["dir"])
+            linear_config = read_config(folder, "pos")
+            if linear_config.get("arch") != LINEAR_ARCH:
+                raise ValueError(f"{folder} is no linear tagger (arch {linear_config.get('arch')})")
+            model.tag_prior = LinearPrior(load_linear(folder, linear_config), model.labels["tags"],
+                                          float(linear["weight"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelError(f"{model_dir}: config model.linear: {e}") from None
     try:
         return BiLSTMPosTagger(model, lemmatizer, batch_tokens_for(device, batch_tokens), workers,
                                settings.get("lemma_from") or "lemmatizer")

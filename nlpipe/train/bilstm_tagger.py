@@ -9,10 +9,13 @@ score (UPOS + XPOS + UFeats, UFeats where the treebank has FEATS) is kept. A FEA
 linear tagger's: the FEATS a training form had) is chosen on dev, or none. The lemmatizer
 (:func:`nlpipe.train.morph.train_lemmatizer`, the linear tagger's) learns its rules from the gold tags
 of train (this tagger's own tags on its training data are nearly all right) and its known-lemma
-bonus from this tagger's tags on dev.
+bonus from this tagger's tags on dev. With a linear tagger given (``linear``), the weight of its
+log-probabilities in the product of the two is chosen on dev first (:data:`LINEAR_WEIGHTS`; 0 leaves
+it out), and the tagger is copied into the folder.
 """
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections import Counter
@@ -21,6 +24,7 @@ from typing import Any, Dict, IO, List, Optional, Sequence
 
 import numpy as np
 
+from nlpipe.errors import NlpipeError
 from nlpipe.io.conllu import UPOS, XPOS, read_file
 from nlpipe.io.model_dir import UNDETERMINED, builds_model
 from nlpipe.io.provenance import training_block
@@ -33,8 +37,8 @@ from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.nn.features import affix_keys, word_key
 from nlpipe.runtime.evaluate import strip_stage
-from nlpipe.stages.pos import LABEL_SEP
-from nlpipe.stages.pos_bilstm import BiLSTMPosTagger
+from nlpipe.stages.pos import LABEL_SEP, PosTagger
+from nlpipe.stages.pos_bilstm import BiLSTMPosTagger, LinearPrior
 from nlpipe.train.linear_fit import FitOptions
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.morph import MorphSentence, has_column, read_morph, train_lemmatizer
@@ -46,6 +50,8 @@ MIN_WORD = 2     # training words seen fewer times share the unknown row of the 
 MIN_AFFIX = 2
 MIN_CHAR = 2
 MIN_RULE = 2     # lemma rules of the lemma head: those of this many training words or more
+LINEAR_WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)   # of the linear tagger, tried on dev
+LINEAR_DIR = "linear"
 
 
 def build_vocab(forms: Sequence[str], tags: Sequence[str], feats: Sequence[str], rules: Sequence[str],
@@ -125,12 +131,14 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
           device: str = "cpu", vectors: Optional[str] = None, glove_words_file: Optional[str] = None,
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000, hyper: Optional[Dict[str, Any]] = None,
           ema: float = 0.999, patience: Optional[int] = 10, morph: Optional[bool] = None,
-          log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
+          linear: Optional[str] = None, log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
     """Train the BiLSTM tagger; keep the best dev epoch in ``out_dir``; return a summary.
 
     ``vectors``, ``glove_words_file``, ``glove_vectors_file``: as
     :func:`~nlpipe.train.vectors.load_vectors` takes them (default: GloVe 6B 50d for English ``lang``,
     none otherwise); ``glove_top``: most frequent vector words kept besides the training words.
+    ``linear``: a linear tagger (folder or shipped name) whose weight in the product of the two
+    taggers is chosen on dev (see the module's docstring).
     ``morph``: a FEATS head and a lemmatizer for the columns the training file fills (None: those it
     fills; False: neither). Training stops after ``epochs``, after ``patience`` epochs without a
     better dev score, or before passing ``max_minutes``.
@@ -144,6 +152,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
         log.flush()
 
     start = time.time()
+    linear_dir, linear_stage = _linear_tagger(linear) if linear else (None, None)
     rng = seed_everything(seed, threads)
     tagged, morph_train = read_tagged(train_path), read_morph(train_path)
     dev_sents = [s for s in read_file(dev_path) if s.words]
@@ -165,6 +174,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
                         [f for s in morph_train for f in s.feats] if "feats" in columns else [],
                         [r for s in rules for r in s if r], vector_words, glove_top)
     model = TaggerModel(vocab, hyper, resolve_device(device))
+    if linear_stage is not None:
+        try:
+            LinearPrior(linear_stage, model.labels["tags"], 1.0)
+        except ValueError as e:
+            raise NlpipeError(f"--linear {linear}: {e}") from None
     if vecs is not None:
         model.net.set_vectors(vector_matrix(vocab["vectors"], vector_words, matrix, vecs.dim))
     source = record(vecs, top=glove_top)
@@ -179,6 +193,11 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=bool(ema), patience=patience,
                       max_minutes=max_minutes, start=start,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
+    weight = 0.0
+    if linear_stage is not None:
+        weight = choose_linear_weight(model, linear_stage, dev_sents, say)
+        if weight:
+            shutil.copytree(linear_dir, Path(out_dir) / LINEAR_DIR)
     feats_dictionary = None
     if "feats" in columns:
         pairs = [(f, x) for s in morph_train for f, x in zip(s.forms, s.feats)]
@@ -194,11 +213,39 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
                               best_epoch=run.best_epoch, minutes=round(run.minutes, 1), ema=ema or None,
                               batch_tokens=batch_tokens, lr=lr, decay=decay, threads=threads,
                               vectors=source, feats_dictionary=feats_dictionary,
+                              linear=str(linear) if linear else None, linear_weight=weight if linear else None,
                               history=run.history)
-    model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from)
+    model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from,
+               {"dir": LINEAR_DIR, "weight": weight} if weight else None)
     speed = record_speed("pos", Path(out_dir), dev_sents)
     say(f"pos: speed {speed['words_per_cpu_second']} words per CPU second")
     return {"best": dict(run.best, **scores), "minutes": round(run.minutes, 1), "model": str(out_dir)}
+
+
+def _linear_tagger(name: str) -> Any:
+    """(folder, stage) of the linear tagger ``name`` (a folder or a shipped model's name)."""
+    from nlpipe.registry import load_stage, resolve_model
+
+    folder = resolve_model("pos", name)
+    stage = load_stage("pos", str(folder))
+    if not isinstance(stage, PosTagger):
+        raise NlpipeError(f"--linear {name}: not a linear tagger (nlpipe train pos --arch dfs)")
+    return folder, stage
+
+
+def choose_linear_weight(model: TaggerModel, linear: PosTagger, dev_sents: List[Any], say: Any) -> float:
+    """Leave in ``model`` the product with ``linear`` whose weight of :data:`LINEAR_WEIGHTS` has the
+    best dev UPOS + XPOS (ties: the smaller weight); returns the weight (0: none, no product)."""
+    found = {}
+    for weight in LINEAR_WEIGHTS:
+        model.tag_prior = LinearPrior(linear, model.labels["tags"], weight) if weight else None
+        scores = dev_scores(model, dev_sents)
+        found[weight] = scores["upos"] + scores["xpos"]
+    say("linear: dev UPOS + XPOS by the linear tagger's weight: " +
+        ", ".join(f"{w:g} {v:.2f}" for w, v in found.items()))
+    best = max(LINEAR_WEIGHTS, key=lambda w: (found[w], -w))
+    model.tag_prior = LinearPrior(linear, model.labels["tags"], best) if best else None
+    return best
 
 
 def choose_feats_dictionary(model: TaggerModel, pairs: Sequence[Any], dev_sents: List[Any], say: Any
