@@ -10,6 +10,7 @@ is CUDA.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
@@ -33,8 +34,6 @@ class LinearPrior:
     log-probabilities of the BiLSTM's joint labels ``tags`` (a label it lacks gets the word's lowest)."""
 
     def __init__(self, linear: PosTagger, tags: Sequence[str], weight: float):
-        import threading
-
         self.linear, self.weight = linear, float(weight)
         self._lock = threading.Lock()     # the stage tags batches in threads; the linear tagger keeps state
         index = {label: i for i, label in enumerate(linear.labels)}
