@@ -239,6 +239,34 @@ def test_type_rows_stay_right_when_the_type_cache_starts_over():
     assert inverse.tolist()[0] == inverse.tolist()[4]
 
 
+def test_type_rows_stay_right_when_threads_share_the_type_cache():
+    """Stages tag batches in threads that share one model's attributes (the BiLSTM tagger with its
+    linear tagger): every call gets its own forms' rows, whatever the others add to the cache."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nlpipe.linear.attributes import Attributes
+    batches = [[f"w{k}x{i}" + "-" * (i % 3) + "s" * (k % 2) for i in range(4000)] + ["The", "fish"]
+               for k in range(16)]
+    # every form in the vocabularies, so that each has a row of its own
+    attrs = Attributes.build([f for forms in batches for f in forms], {"the": "DET"}, toy_clusters())
+    fresh = Attributes(attrs.vocabs, attrs.amb, attrs.clusters)
+
+    def rows(forms):
+        table, inverse = attrs.type_matrix(forms)
+        return table[inverse].tolist()
+
+    import sys
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)     # switch threads often, inside the cache's update too
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(rows, batches))
+    finally:
+        sys.setswitchinterval(interval)
+    assert got == [fresh.matrix(forms).tolist() for forms in batches]
+
+
 def test_kmeans_separates_two_groups():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal([1, 0, 0], 0.05, (20, 3)), rng.normal([0, 1, 0], 0.05, (20, 3))])

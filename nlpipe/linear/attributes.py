@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 from collections import Counter, defaultdict
 from itertools import repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -148,6 +149,7 @@ class Attributes:
         self._type_index: Dict[str, int] = {}     # form -> row of _type_table (see matrix)
         self._type_table = np.empty((0, len(ATTRS)), dtype=np.int64)
         self._type_count = 0
+        self._type_lock = threading.Lock()
 
     @classmethod
     def build(cls, forms: Iterable[str], amb: Dict[str, str], clusters: Optional[Clusters] = None) -> "Attributes":
@@ -191,6 +193,10 @@ class Attributes:
         Rows are cached per word type in one array, so a batch costs a dictionary lookup per
         token and one gather; new types are computed with :meth:`ids` and appended.
         """
+        with self._type_lock:     # stages share a model's attributes between threads
+            return self._type_matrix(forms)
+
+    def _type_matrix(self, forms: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         index = self._type_index
         n = len(forms)
         rows = np.fromiter(map(index.get, forms, repeat(-1)), dtype=np.int64, count=n)

@@ -10,7 +10,6 @@ is CUDA.
 """
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
@@ -35,7 +34,6 @@ class LinearPrior:
 
     def __init__(self, linear: PosTagger, tags: Sequence[str], weight: float):
         self.linear, self.weight = linear, float(weight)
-        self._lock = threading.Lock()     # the stage tags batches in threads; the linear tagger keeps state
         index = {label: i for i, label in enumerate(linear.labels)}
         self.columns = np.array([index.get(t, -1) for t in tags], dtype=np.int64)
         if (self.columns < 0).all():
@@ -44,8 +42,7 @@ class LinearPrior:
     def __call__(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
         """``[len(sentences), longest, n_tags]`` (float32; padding rows 0)."""
         lengths = [len(s) for s in sentences]
-        with self._lock:
-            logp = self.linear.label_log_probs([f for s in sentences for f in s], lengths)
+        logp = self.linear.label_log_probs([f for s in sentences for f in s], lengths)
         mapped = np.where(self.columns >= 0, logp[:, np.maximum(self.columns, 0)], logp.min(-1, keepdims=True))
         out = np.zeros((len(sentences), max(lengths, default=0), len(self.columns)), dtype=np.float32)
         start = 0
