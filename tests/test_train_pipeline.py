@@ -150,6 +150,27 @@ def test_every_part_is_trained_in_the_language_given_and_its_dev_scores_printed(
     bilstm = json.loads((out / "pos-bilstm" / "config.json").read_text(encoding="utf-8"))["model"]
     # a hyper-parameter set on its own (--set pos-bilstm.hidden=16) and others in one dict (.hyper=...)
     assert (bilstm["hidden"], bilstm["word_dim"], bilstm["affix_dim"]) == (16, 16, 16)
+    # the fast tagger trained just before was offered to the BiLSTM one as its linear part
+    assert json.loads((out / "pos-bilstm" / "config.json").read_text(encoding="utf-8"))["training"]["linear"] \
+        == str(out / "pos")
+
+
+@pytest.mark.parametrize("parts, given, expected", [
+    (("pos", "pos-bilstm"), {}, "pos"),                             # the fast tagger of the same run
+    (("pos", "pos-bilstm"), {"pos-bilstm": {"linear": None}}, None),  # --set pos-bilstm.linear=null
+    (("pos-bilstm",), {}, "absent"),                                  # a fast tagger left from before: not used
+])
+def test_the_bilstm_tagger_is_offered_the_pipelines_fast_tagger(tmp_path, monkeypatch, parts, given, expected):
+    from nlpipe.train import bilstm_tagger
+    from nlpipe.train.pipeline import PipelineOptions, train_bilstm_tagger
+
+    (tmp_path / "pos").mkdir()
+    (tmp_path / "pos" / "config.json").write_text("{}", encoding="utf-8")
+    seen = {}
+    monkeypatch.setattr(bilstm_tagger, "train", lambda train, dev, out, **kw: seen.update(kw))
+    train_bilstm_tagger("t", "d", tmp_path / "pos-bilstm", PipelineOptions(parts=parts, part_options=given),
+                        None, print)
+    assert seen.get("linear", "absent") == (str(tmp_path / "pos") if expected == "pos" else expected)
 
 
 def test_loading_a_model_exposes_its_language(trained):

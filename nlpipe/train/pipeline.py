@@ -4,9 +4,10 @@ Each part is trained by its stage's own public training function, into ``OUT/<pa
 
     tokenize           the character segmenter (tokens, sentences, multiword tokens)
     pos                the tagger (UPOS, and XPOS, lemmas and FEATS where the treebank has them)
-    pos-bilstm         the accurate BiLSTM tagger (the same columns); where its dev scores beat the
-                       fast tagger's, it becomes ``pos`` (the one the chain runs) and the fast one
-                       moves to ``pos-fast`` (:func:`keep_better_tagger`)
+    pos-bilstm         the accurate BiLSTM tagger (the same columns), joined with the fast tagger
+                       where that helps on dev (``--linear``; ``--set pos-bilstm.linear=null``: never);
+                       where its dev scores beat the fast tagger's, it becomes ``pos`` (the one the
+                       chain runs) and the fast one moves to ``pos-fast`` (:func:`keep_better_tagger`)
     parse-transition   the transition parser (linear, fast)
     parse              the biaffine parser: the folder named after its stage, so the one that
                        ``nlpipe annotate --models OUT`` runs for parse (the other: ``--model
@@ -177,6 +178,8 @@ def train_bilstm_tagger(train: str, dev: str, out: Path, options: PipelineOption
                                 "device": options.device, **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
+    if "pos" in options.parts and (out.parent / "pos" / CONFIG).is_file():
+        defaults["linear"] = str(out.parent / "pos")    # the fast tagger trained just before
     kwargs, hyper = _given("pos-bilstm", options, defaults)
     hyper = {**(kwargs.pop("hyper", None) or {}), **hyper}   # --set pos-bilstm.hidden=256 or .hyper={...}
     trainer(train, dev, str(out), log=_Stream(log), hyper=hyper or None, **kwargs)
