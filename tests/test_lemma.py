@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -10,8 +11,10 @@ from nlpipe.cli.evaluate import eval_command
 from nlpipe.cli.train import train_pos
 from nlpipe.errors import NlpipeError
 from nlpipe.io.conllu import FEATS, LEMMA, UPOS, XPOS, parse_string, to_string
-from nlpipe.models.lemmatizer import apply_rule, lemma_rule, rule_applies
+from nlpipe.linear.attributes import Attributes
+from nlpipe.models.lemmatizer import Lemmatizer, apply_rule, lemma_rule, rule_applies
 from nlpipe.registry import load_stage
+from nlpipe.train.linear_fit import build_model
 from nlpipe.train.morph import lexicons
 
 
@@ -48,19 +51,31 @@ def test_rules_apply_only_to_forms_with_their_affixes():
     assert apply_rule("anything", "=\tbe") == "be"
 
 
-def test_lexicons_keep_the_most_frequent_lemma_and_single_lemmas():
+def test_lexicons_keep_the_most_frequent_lemma_of_each_form_and_tag():
     forms = ["saw", "saw", "saw", "'s", "'s", "'s", "'s"]
     tags = ["VBD", "VBD", "NN", "VBZ", "VBZ", "VBZ", "POS"]
     lemmas = ["see", "see", "saw", "be", "have", "be", "'s"]
     pairs, single = lexicons(forms, tags, lemmas)
     assert pairs == {"saw\tVBD": "see", "saw\tNN": "saw", "'s\tVBZ": "be", "'s\tPOS": "'s"}
-    assert single == {}                                                        # both forms have two lemmas
+    assert single == {}
+    # a form that always had one lemma has it only with the tags it had
     pairs, single = lexicons(["went", "went"], ["VBD", "VBN"], ["go", "go"])
-    assert single == {"went": "go"}
-    assert pairs == {}            # a form with one lemma needs no entry per tag
+    assert pairs == {"went\tVBD": "go", "went\tVBN": "go"} and single == {}
     # joint UPOS<TAB>XPOS tags also key the lexicon by their UPOS
     pairs, _ = lexicons(["left", "left"], ["VERB\tVBD", "ADJ\tJJ"], ["leave", "left"])
     assert pairs == {"left\tVERB\tVBD": "leave", "left\tVERB": "leave", "left\tADJ\tJJ": "left", "left\tADJ": "left"}
+
+
+def test_a_known_form_with_a_tag_it_never_had_is_lemmatized_by_the_rules():
+    """Lemmatizer.lookup over lexicons(): the tag it had gives the lexicon's lemma, another tag none
+    (the rule classifier's turn); a lexicon of an earlier model (form -> lemma) answers for any tag."""
+    pairs, single = lexicons(["Holocaust"], ["NOUN\tNN"], ["holocaust"])
+    labels = ["NOUN\tNN", "PROPN\tNNP"]
+    rules = build_model(["l\t\t\t\t"], Attributes.build(["Holocaust"], {}), ("bias",), [np.zeros(0, np.int64)],
+                        labels)
+    lemmatizer = Lemmatizer(pairs, single, rules)
+    assert lemmatizer.lookup("Holocaust", 0) == "holocaust" and lemmatizer.lookup("Holocaust", 1) is None
+    assert Lemmatizer({}, {"Holocaust": "holocaust"}, rules).lookup("Holocaust", 1) == "holocaust"
 
 
 def _row(i, form, lemma, upos, xpos, feats):

@@ -34,7 +34,8 @@ ARCH = "bilstm-tagger.v1"
 LEMMA_DIR = "lemma"
 # where a word's lemma comes from: the Lemmatizer (lexicon by form and tag, then its rule
 # classifier); the lemma head's rule; the Lemmatizer's lexicon, then the head; the lexicon of forms
-# that always had one lemma in training, then the head
+# that always had one lemma in training, then the head (lexicons trained since 2026-11-29 have no
+# form-alone entries: there it is the head alone)
 LEMMA_SOURCES = ("lemmatizer", "head", "lexicon+head", "forms+head")
 MAX_CHARS = 20         # characters of a word the character CNN reads
 
