@@ -27,7 +27,7 @@ Systems:
 - ``udpipe``: UDPipe 1 trained by ``bench/peers.py --treebank T`` (tokenizer, tagger, parser),
   run through ``ufal.udpipe`` in a process of its own; skipped with the reason when absent.
 
-    python bench/ud.py --treebank en_ewt [--models DIR | --model pos=DIR ...] [--repeat 3]
+    python bench/ud.py --treebank en_ewt [--models DIR | --model pos=DIR ...] [--repeat 3] [--split dev]
                        [--json results.json] [--work /tmp/nlpipe-bench-ud-en_ewt]
 """
 from __future__ import annotations
@@ -313,7 +313,7 @@ def _git_commit() -> str:
 
 def run(a: argparse.Namespace) -> Dict[str, Any]:
     corpus = Path(a.corpus) if a.corpus else CORPORA / a.treebank
-    test = P.treebank_files(corpus, a.treebank)["test"]
+    test = P.treebank_files(corpus, a.treebank)[a.split]
     if not test.is_file():
         raise BenchError(f"{test}: no such file (--treebank, --corpus, $NLPIPE_CORPORA)")
     work = Path(a.work or f"/tmp/nlpipe-bench-ud-{a.treebank}")
@@ -362,7 +362,7 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         print(f"bench/ud.py: {names[k]} not run: {why}", file=sys.stderr)
 
     result: Dict[str, Any] = {
-        "treebank": a.treebank, "test": str(test), "words": n, "sentences": len(gold),
+        "treebank": a.treebank, "split": a.split, "test": str(test), "words": n, "sentences": len(gold),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f} at start",
         "one_core": shutil.which("taskset") is not None, "repeat": a.repeat,
@@ -396,7 +396,7 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
 
 def report(result: Dict[str, Any], names: Dict[str, str]) -> str:
     """The tables of a :func:`run` result, one per input mode and one for the tagging step."""
-    head = (f"{result['treebank']} test ({result['sentences']} sentences, {result['words']:,} words); "
+    head = (f"{result['treebank']} {result.get('split', 'test')} ({result['sentences']} sentences, {result['words']:,} words); "
             f"{result['date']}; {result['machine']}; one core: {'taskset -c 0' if result['one_core'] else 'no'}, "
             f"best of {result['repeat']}")
     parts = [head]
@@ -419,6 +419,8 @@ def report(result: Dict[str, Any], names: Dict[str, str]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebank", default="en_ewt", help="UD treebank name (files TREEBANK-ud-test.conllu ...)")
+    ap.add_argument("--split", choices=("dev", "test"), default="test",
+                    help="the file annotated and scored (dev: for choosing models; default test)")
     ap.add_argument("--corpus", help="folder of the treebank's files (default: $NLPIPE_CORPORA/TREEBANK)")
     ap.add_argument("--models", help="a folder of nlpipe model folders (as 'nlpipe train pipeline' writes)")
     ap.add_argument("--model", action="append", metavar="STAGE=DIR", help="an nlpipe model for one stage; repeatable")
