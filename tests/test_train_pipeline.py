@@ -385,6 +385,12 @@ def test_pos_fast_runs_the_fast_tagger_beside_a_bilstm_one(trained, tmp_path):
     assert fast[0] == 0 and "\tNOUN\t" in fast[1]
     assert nlpipe("pos", "--fast", "-m", str(tmp_path / "pos"), dev) == fast
     assert nlpipe("pos", "--fast", "-m", str(tmp_path / "pos-fast"), dev) == fast   # a fast tagger is its own
+    # the margin options tune the fast tagger: with --fast they apply, without it they are refused
+    assert nlpipe("pos", "--fast", "--margin", "-1", "-m", str(tmp_path / "pos"), dev) \
+        == nlpipe("pos", "--margin", "-1", "-m", str(tmp_path / "pos-fast"), dev)
+    assert nlpipe("pos", "--margin", "0.5", "--first-checkpoints", "2", "-m", str(tmp_path / "pos"), dev) == (
+        2, "", f"nlpipe: error: --margin, --first-checkpoints: options of the fast linear tagger, and "
+               f"{tmp_path / 'pos'} is not one (add --fast for the one beside it)\n")
     shutil.rmtree(tmp_path / "pos-fast")
     code, stdout, stderr = nlpipe("pos", "--fast", "-m", str(tmp_path / "pos"), dev)
     assert (code, stdout) == (2, "")
