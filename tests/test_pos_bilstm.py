@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from nlpipe.cli.train import train_pos
-from nlpipe.io.conllu import FEATS, LEMMA, UPOS, XPOS, parse_string
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, parse_string
 from nlpipe.registry import load_stage
 
 from conftest import run_cli
@@ -346,3 +346,19 @@ def test_the_product_is_the_same_with_batches_tagged_in_threads(model_dir, prope
         assert tags(4) == tags(1)
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_the_product_is_the_same_whether_the_linear_tagger_sees_a_sentence_alone_or_the_whole_chunk(
+        model_dir, proper_linear, tmp_path):
+    """The stage runs the linear tagger once over a chunk; a sentence's tags are those of the model
+    given only that sentence (the prior then computed for it alone)."""
+    folder = _with_linear(model_dir, proper_linear, tmp_path / "w", 0.5)
+    text = treebank(60, 7)
+    stage = load_stage("pos", str(folder), workers=1)
+    chunk = [(w[UPOS], w[XPOS]) for s in stage.annotate(parse_string(text)) for w in s.words]
+    alone = []
+    for s in parse_string(text):
+        ids = stage.model.predict([[w[FORM] for w in s.words]])["tags"][0]
+        alone += [tuple(stage.model.labels["tags"][t].split("\t")) for t in ids]
+    assert chunk == alone
+    assert chunk != _tags(model_dir, text)       # the linear tagger changes some tags

@@ -198,11 +198,15 @@ class TaggerModel:
         """Id arrays as torch tensors on the model's device."""
         return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
 
-    def predict(self, sentences: Sequence[Sequence[str]]) -> Dict[str, List[List[int]]]:
-        """Label ids of every head for every word of one batch of sentences (lists of forms)."""
+    def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[np.ndarray] = None
+                ) -> Dict[str, List[List[int]]]:
+        """Label ids of every head for every word of one batch of sentences (lists of forms);
+        ``prior [b, N, n_tags]``: :attr:`tag_prior`'s for these sentences, computed beforehand (None:
+        computed here where there is a tag prior)."""
         a = self.arrays(sentences)
         masks = self.feats_masks(sentences, a["mask"].shape[1])
-        prior = self.tag_prior(sentences) if self.tag_prior is not None else None
+        if prior is None and self.tag_prior is not None:
+            prior = self.tag_prior(sentences)
         if self.inference is not None:
             if masks is None and prior is None:
                 best = self.inference.predict(a, a["lengths"])
