@@ -362,3 +362,6 @@ def test_the_product_is_the_same_whether_the_linear_tagger_sees_a_sentence_alone
         alone += [tuple(stage.model.labels["tags"][t].split("\t")) for t in ids]
     assert chunk == alone
     assert chunk != _tags(model_dir, text)       # the linear tagger changes some tags
+    linear = stage.model.tag_prior.linear        # loaded for its tags alone: no FEATS pass, no lemmatizer
+    assert linear.feats is None and linear.lemmatizer is None
+    assert load_stage("pos", str(folder / "linear")).lemmatizer is not None

@@ -197,12 +197,12 @@ def _margin(margin: Optional[float]) -> Optional[float]:
 def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None, limit: Optional[int] = None,
          device: Optional[str] = None, checkpoints: Optional[str] = None, first_margin: Optional[float] = None,
          first_checkpoints: Optional[str] = None, feats_margin: Optional[float] = None, probs: bool = False,
-         **_: Any) -> PosTagger:
+         morph: bool = True, **_: Any) -> PosTagger:
     """Load the tagger; ``margin`` and ``checkpoints`` (a schedule, see
     :func:`~nlpipe.linear.dfs.checkpoint_schedule`), and ``first_margin``/``first_checkpoints`` for
     the first pass of a two-pass model, override the model's defaults (a setting given for both
-    passes also overrides the model's first-pass one); ``probs``: see :class:`PosTagger`; ``device``
-    is ignored (CPU only)."""
+    passes also overrides the model's first-pass one); ``probs``: see :class:`PosTagger`; ``morph``
+    False leaves the FEATS pass and the lemmatizer unloaded (tags only); ``device`` is ignored (CPU only)."""
     model = TemplatedModel.load(Path(model_dir))
     second = None
     second_dir = config.get("model", {}).get("second")
@@ -214,10 +214,10 @@ def load(model_dir: Path, config: Dict[str, Any], margin: Optional[float] = None
             raise ModelError(f"{model_dir}: labels are not UPOS/XPOS pairs")
     out = second if second is not None else model
     feats = lemmatizer = None
-    feats_dir = config.get("model", {}).get("feats")
+    feats_dir = config.get("model", {}).get("feats") if morph else None
     if feats_dir:
         feats = TemplatedModel.load(Path(model_dir) / str(feats_dir), out.attributes.clusters, out.attributes)
-    lemma_dir = config.get("model", {}).get("lemma")
+    lemma_dir = config.get("model", {}).get("lemma") if morph else None
     if lemma_dir:
         lemmatizer = Lemmatizer.load(Path(model_dir) / str(lemma_dir), out.attributes)
     for flag, spec in (("--checkpoints", checkpoints), ("--first-checkpoints", first_checkpoints)):

@@ -172,7 +172,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tok
             linear_config = read_config(folder, "pos")
             if linear_config.get("arch") != LINEAR_ARCH:
                 raise ValueError(f"{folder} is no linear tagger (arch {linear_config.get('arch')})")
-            model.tag_prior = LinearPrior(load_linear(folder, linear_config), model.labels["tags"],
+            model.tag_prior = LinearPrior(load_linear(folder, linear_config, morph=False), model.labels["tags"],
                                           float(linear["weight"]))
     except (KeyError, TypeError, ValueError) as e:
         raise ModelError(f"{model_dir}: config model.linear: {e}") from None
