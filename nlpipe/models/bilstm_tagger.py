@@ -17,6 +17,7 @@ times ``w``, are added to this one's before the tag is chosen (a product of the 
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -198,15 +199,16 @@ class TaggerModel:
         """Id arrays as torch tensors on the model's device."""
         return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
 
-    def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[np.ndarray] = None
+    def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[Callable[[], np.ndarray]] = None
                 ) -> Dict[str, List[List[int]]]:
         """Label ids of every head for every word of one batch of sentences (lists of forms);
-        ``prior [b, N, n_tags]``: :attr:`tag_prior`'s for these sentences, computed beforehand (None:
-        computed here where there is a tag prior)."""
+        ``prior``: a function giving :attr:`tag_prior`'s ``[b, N, n_tags]`` for these sentences,
+        called once the network has run, so that it may be computed meanwhile (None: computed here
+        where there is a tag prior)."""
+        if prior is None and self.tag_prior is not None:
+            prior = partial(self.tag_prior, sentences)
         a = self.arrays(sentences)
         masks = self.feats_masks(sentences, a["mask"].shape[1])
-        if prior is None and self.tag_prior is not None:
-            prior = self.tag_prior(sentences)
         if self.inference is not None:
             if masks is None and prior is None:
                 best = self.inference.predict(a, a["lengths"])
@@ -215,7 +217,7 @@ class TaggerModel:
                 if masks is not None:
                     scores["feats"] = scores["feats"] + masks
                 if prior is not None:
-                    scores["tags"] = log_softmax(scores["tags"]) + prior
+                    scores["tags"] = log_softmax(scores["tags"]) + prior()
                 best = {k: s.argmax(-1) for k, s in scores.items()}
         else:
             torch = self.torch
@@ -226,7 +228,7 @@ class TaggerModel:
                     scores["feats"] = scores["feats"] + torch.from_numpy(masks).to(scores["feats"].device)
                 if prior is not None:
                     scores["tags"] = (torch.log_softmax(scores["tags"].float(), -1)
-                                      + torch.from_numpy(prior).to(scores["tags"].device))
+                                      + torch.from_numpy(prior()).to(scores["tags"].device))
                 best = {k: s.argmax(-1).cpu().numpy() for k, s in scores.items()}
         return {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
 

@@ -10,6 +10,7 @@ is CUDA.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
@@ -103,11 +104,16 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         forms = [[w[FORM] for w in s.words] for s in todo]
         batches = length_batches([len(f) for f in forms], self.batch_tokens)
         prior = self.model.tag_prior
-        rows = prior.rows(forms) if isinstance(prior, LinearPrior) else None    # the whole chunk at once
+        rows = None
+        if isinstance(prior, LinearPrior):      # the whole chunk at once, in a thread while the network runs
+            pool = ThreadPoolExecutor(1)
+            rows = pool.submit(prior.rows, forms)
+            pool.shutdown(wait=False)
+            width = len(prior.columns)
 
         def run(batch: List[int]) -> Dict[str, List[List[int]]]:
-            return self.model.predict([forms[i] for i in batch],
-                                      None if rows is None else padded([rows[i] for i in batch], len(prior.columns)))
+            late = None if rows is None else lambda: padded([rows.result()[i] for i in batch], width)
+            return self.model.predict([forms[i] for i in batch], late)
 
         tags: List[List[int]] = [[] for _ in todo]
         rules: List[List[int]] = [[] for _ in todo]
