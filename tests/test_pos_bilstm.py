@@ -365,3 +365,20 @@ def test_the_product_is_the_same_whether_the_linear_tagger_sees_a_sentence_alone
     linear = stage.model.tag_prior.linear        # loaded for its tags alone: no FEATS pass, no lemmatizer
     assert linear.feats is None and linear.lemmatizer is None
     assert load_stage("pos", str(folder / "linear")).lemmatizer is not None
+
+
+def test_probs_add_only_confidences(model_dir, proper_linear, tmp_path):
+    """--probs adds MISC UPOSProb and XPOSProb to every word (LemmaProb where the rule classifier
+    chose the lemma) and changes nothing else; the product's are a softmax: at most 1."""
+    from nlpipe.io.conllu import MISC
+
+    folder = _with_linear(model_dir, proper_linear, tmp_path / "w", 0.5)
+    text = treebank(40, 3)
+    plain = [list(w) for s in load_stage("pos", str(folder)).annotate(parse_string(text)) for w in s.words]
+    probs = [list(w) for s in load_stage("pos", str(folder), probs=True).annotate(parse_string(text))
+             for w in s.words]
+    for a, b in zip(plain, probs):
+        fields = dict(kv.split("=", 1) for kv in b[MISC].split("|") if "=" in kv)
+        assert 0.0 < float(fields.pop("UPOSProb")) <= 1.0 and 0.0 < float(fields.pop("XPOSProb")) <= 1.0
+        fields.pop("LemmaProb", None)
+        assert b[:MISC] == a[:MISC] and fields == dict(kv.split("=", 1) for kv in a[MISC].split("|") if "=" in kv)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from nlpipe.errors import ModelError
 from nlpipe.io.model_dir import read_config
-from nlpipe.io.conllu import FEATS, FORM, LEMMA, UPOS, XPOS, Sentence
+from nlpipe.io.conllu import FEATS, FORM, LEMMA, MISC, UPOS, XPOS, Sentence, misc_prob
 from nlpipe.models.bilstm_tagger import LEMMA_SOURCES, TaggerModel
 from nlpipe.models.lemmatizer import Lemmatizer, apply_rule
+from nlpipe.models.neural_numpy import softmax
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
@@ -74,10 +75,16 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
     provides = frozenset({"pos", "upos", "xpos"})
 
     def __init__(self, model: TaggerModel, lemmatizer: Optional[Lemmatizer] = None, batch_tokens: int = 1000,
-                 workers: Optional[int] = None, lemma_from: str = "lemmatizer"):
+                 workers: Optional[int] = None, lemma_from: str = "lemmatizer", probs: bool = False,
+                 prob_scale: float = 1.0, lemma_prob_scale: float = 1.0):
         """``workers``: batches tagged at once in threads (default on the CPU:
         :func:`~nlpipe.stages.base.cpu_threads`; on CUDA 1); ``lemma_from``: one of
-        :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` (what it names must be there)."""
+        :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` (what it names must be there); ``probs``:
+        also write MISC ``UPOSProb`` and ``XPOSProb`` (the softmax of ``prob_scale`` times the
+        log-probabilities the joint label was chosen from, fitted on dev by
+        :mod:`nlpipe.train.calibrate`, summed over the labels that share the UPOS, the XPOS) and, for a lemma the
+        Lemmatizer's rule classifier chose, ``LemmaProb`` (its scores times ``lemma_prob_scale``, as
+        the linear tagger's)."""
         self.model, self.lemmatizer, self.batch_tokens = model, lemmatizer, batch_tokens
         if lemma_from not in LEMMA_SOURCES:
             raise ValueError(f"unknown lemma source {lemma_from!r}")
@@ -91,6 +98,9 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         if lemmatizer is not None and lemmatizer.tag_labels != tags:
             raise ValueError("the lemmatizer reads other POS labels than the tagger's")
         self._pairs = [tuple(t.split(LABEL_SEP, 1)) for t in tags]
+        self.probs, self.prob_scale, self.lemma_prob_scale = probs, float(prob_scale), float(lemma_prob_scale)
+        self._upos_ids = np.unique([u for u, _ in self._pairs], return_inverse=True)[1]
+        self._xpos_ids = np.unique([x for _, x in self._pairs], return_inverse=True)[1]
         if model.labels["feats"] or lemmatizer is not None or self._rules:
             self.provides = self.provides | {"feats", "lemma"}
         if workers is None:
@@ -113,7 +123,7 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
 
         def run(batch: List[int]) -> Dict[str, List[List[int]]]:
             late = None if rows is None else lambda: padded([rows.result()[i] for i in batch], width)
-            return self.model.predict([forms[i] for i in batch], late)
+            return self.model.predict([forms[i] for i in batch], late, probs=self.probs)
 
         tags: List[List[int]] = [[] for _ in todo]
         rules: List[List[int]] = [[] for _ in todo]
@@ -128,40 +138,63 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
                     w[FEATS] = feats[f]
             for i, row in zip(batch, best.get("lemmas", ())):
                 rules[i] = row
-        lemmas = self.lemmas(forms, tags, rules)
+            for i, p in zip(batch, best.get("tag_probs", ())):
+                self._write_tag_probs(todo[i].words, tags[i], p)
+        lemmas, lemma_probs = self.lemmas(forms, tags, rules)
         if lemmas is not None:
             it = iter(lemmas)
             for s in todo:
                 for w in s.words:
                     w[LEMMA] = next(it)
+        if lemma_probs is not None:
+            for w, p in zip((w for s in todo for w in s.words), lemma_probs):
+                if p is not None:
+                    w[MISC] = misc_prob(w[MISC], "LemmaProb", p)
 
-    def lemmas(self, forms: List[List[str]], tags: List[List[int]], rules: List[List[int]]) -> Optional[List[str]]:
-        """The lemma of every word (sentences of ``forms``, their tag ids and the lemma head's rule
-        ids), from :attr:`lemma_from`; None for a model without lemmas."""
+    def _write_tag_probs(self, words: List[List[str]], pred: List[int], p: np.ndarray) -> None:
+        """MISC ``UPOSProb``/``XPOSProb`` of ``words`` from the joint labels' probabilities ``p [n, n_tags]``."""
+        chosen = np.array(pred, dtype=np.int64)
+        if self.prob_scale != 1.0:
+            p = softmax(self.prob_scale * np.log(np.maximum(p, np.float32(1e-30))))
+        upos = (p * (self._upos_ids == self._upos_ids[chosen][:, None])).sum(1)
+        xpos = (p * (self._xpos_ids == self._xpos_ids[chosen][:, None])).sum(1)
+        for w, pu, px in zip(words, upos.tolist(), xpos.tolist()):
+            w[MISC] = misc_prob(w[MISC], "UPOSProb", pu)
+            if w[XPOS] != "_":
+                w[MISC] = misc_prob(w[MISC], "XPOSProb", px)
+
+    def lemmas(self, forms: List[List[str]], tags: List[List[int]], rules: List[List[int]]
+               ) -> Tuple[Optional[List[str]], Optional[List[Optional[float]]]]:
+        """(the lemma of every word (sentences of ``forms``, their tag ids and the lemma head's rule
+        ids), from :attr:`lemma_from`, None for a model without lemmas; with :attr:`probs` and lemmas
+        from the Lemmatizer, the rule classifier's probability of each, None for one from the lexicon)."""
         flat = [f for s in forms for f in s]
         ids = [t for row in tags for t in row]
         lemmatizer = self.lemmatizer
         if self.lemma_from != "lemmatizer" and not self._rules:
-            return None
+            return None, None
         if self.lemma_from == "lemmatizer":
             if lemmatizer is None:
-                return None
+                return None, None
             tag_ids = np.array(ids, dtype=np.int64)
             layout, atoms = lemmatizer.rules.layout_flat(flat, [len(s) for s in forms])
-            return lemmatizer.lemmatize(flat, tag_ids, layout, atoms, layout.scatter(tag_ids, len(self._pairs)))
+            first = layout.scatter(tag_ids, len(self._pairs))
+            lemmas = lemmatizer.lemmatize(flat, tag_ids, layout, atoms, first)
+            return lemmas, (lemmatizer.probabilities(flat, tag_ids, layout, atoms, first, lemmas, self.lemma_prob_scale)
+                            if self.probs else None)
         out = [apply_rule(f, self._rules[r]) or f for f, r in zip(flat, (r for row in rules for r in row))]
         if self.lemma_from == "lexicon+head":
             out = [lemmatizer.lookup(f, t) or lemma for f, t, lemma in zip(flat, ids, out)]   # type: ignore[union-attr]
         elif self.lemma_from == "forms+head":
             out = [lemmatizer.by_form.get(f) or lemma for f, lemma in zip(flat, out)]   # type: ignore[union-attr]
-        return out
+        return out, None
 
     def annotate(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         return fill_in_chunks(sentences, self._fill)
 
 
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tokens: Optional[int] = None,
-         workers: Optional[int] = None, **_: Any) -> BiLSTMPosTagger:
+         workers: Optional[int] = None, probs: bool = False, **_: Any) -> BiLSTMPosTagger:
     """Loader of arch ``bilstm-tagger.v1``: ``device`` cpu (numpy) | cuda | auto (torch),
     ``batch_tokens`` (default by device, :func:`~nlpipe.nn.batching.batch_tokens_for`), ``workers``
     (see :class:`BiLSTMPosTagger`). The options of the linear tagger (margins, checkpoints) do not
@@ -186,6 +219,7 @@ def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tok
         batch_tokens = CPU_BATCH_TOKENS
     try:
         return BiLSTMPosTagger(model, lemmatizer, batch_tokens_for(device, batch_tokens), workers,
-                               settings.get("lemma_from") or "lemmatizer")
+                               settings.get("lemma_from") or "lemmatizer", probs,
+                               settings.get("prob_scale") or 1.0, settings.get("lemma_prob_scale") or 1.0)
     except ValueError as e:
         raise ModelError(f"{model_dir}: {e}") from None

@@ -7,7 +7,8 @@ are), makes ``--probs`` a calibrated confidence::
 
     python -m nlpipe.train.calibrate MODEL_DIR DEV.conllu
 
-writes ``model.prob_scale`` and ``model.lemma_prob_scale`` into the model's ``config.json``.
+writes ``model.prob_scale`` and ``model.lemma_prob_scale`` into the model's ``config.json`` (for a
+BiLSTM tagger, whose tag probabilities need no scale, ``model.lemma_prob_scale`` alone).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from nlpipe.io.conllu import FORM, LEMMA, UPOS, XPOS, read_file
 from nlpipe.io.model_dir import CONFIG, read_config, read_json, write_json
+from nlpipe.models.lemmatizer import Lemmatizer
 from nlpipe.stages.pos import LABEL_SEP, PosTagger, load
 
 
@@ -67,21 +69,62 @@ def pos_scales(tagger: PosTagger, path: str) -> Dict[str, float]:
     gold[np.flatnonzero(known), ids[known]] = True
     result = {"prob_scale": round(fit_scale(scores[known].astype(np.float64), gold[known]), 4)}
     if tagger.lemmatizer is not None:
-        tags = layout.scatter(pred, out.num_labels)
-        rows: List[np.ndarray] = []
-        right: List[np.ndarray] = []
-        for i, (sc, made) in tagger.lemmatizer.rule_choices(forms, pred, layout, atoms, tags).items():
-            hit = np.array([m == words[i][LEMMA] for m in made])
-            if hit.any():
-                rows.append(sc)
-                right.append(hit)
-        if rows:
-            width = max(len(r) for r in rows)
-            padded = np.full((len(rows), width), -np.inf)
-            mask = np.zeros((len(rows), width), dtype=bool)
-            for k, (r, h) in enumerate(zip(rows, right)):
-                padded[k, :len(r)], mask[k, :len(h)] = r, h
-            result["lemma_prob_scale"] = round(fit_scale(padded, mask), 4)
+        result.update(lemma_scale(tagger.lemmatizer, forms, pred, [w[LEMMA] for w in words],
+                                  [len(s.words) for s in sents]))
+    return result
+
+
+def lemma_scale(lemmatizer: Lemmatizer, forms: List[str], pred: np.ndarray, gold: List[str],
+                lengths: List[int]) -> Dict[str, float]:
+    """``{"lemma_prob_scale": s}`` for ``lemmatizer`` given the words ``forms`` of sentences of
+    ``lengths``, their predicted POS label ids ``pred`` [num_tokens] and ``gold`` lemmas ({} when the
+    rule classifier chose none of them right)."""
+    layout, atoms = lemmatizer.rules.layout_flat(forms, lengths)
+    tags = layout.scatter(pred, len(lemmatizer.tag_labels))
+    rows: List[np.ndarray] = []
+    right: List[np.ndarray] = []
+    for i, (sc, made) in lemmatizer.rule_choices(forms, pred, layout, atoms, tags).items():
+        hit = np.array([m == gold[i] for m in made])
+        if hit.any():
+            rows.append(sc)
+            right.append(hit)
+    if not rows:
+        return {}
+    width = max(len(r) for r in rows)
+    padded = np.full((len(rows), width), -np.inf)
+    mask = np.zeros((len(rows), width), dtype=bool)
+    for k, (r, h) in enumerate(zip(rows, right)):
+        padded[k, :len(r)], mask[k, :len(h)] = r, h
+    return {"lemma_prob_scale": round(fit_scale(padded, mask), 4)}
+
+
+def bilstm_scales(model_dir: Path, path: str) -> Dict[str, float]:
+    """``prob_scale`` of a BiLSTM tagger (the log-probabilities its tags are chosen from, a product
+    with a linear tagger's where it has one, sharper than its accuracy) and ``lemma_prob_scale`` of
+    its Lemmatizer, fitted on the gold file ``path`` with the tagger's own tags."""
+    from nlpipe.nn.batching import length_batches
+    from nlpipe.registry import load_stage
+
+    stage = load_stage("pos", str(model_dir), workers=1)
+    sents = [s for s in read_file(path) if s.words]
+    forms = [[w[FORM] for w in s.words] for s in sents]
+    index = {label: i for i, label in enumerate(stage.model.labels["tags"])}
+    logp = [np.zeros(0)] * len(sents)
+    tags = [[0]] * len(sents)
+    for batch in length_batches([len(f) for f in forms], stage.batch_tokens):
+        out = stage.model.predict([forms[i] for i in batch], probs=True)
+        for i, t, p in zip(batch, out["tags"], out["tag_probs"]):
+            tags[i], logp[i] = t, np.log(np.maximum(p, 1e-30))
+    scores = np.concatenate(logp).astype(np.float64)
+    ids = np.array([index.get(w[UPOS] + LABEL_SEP + w[XPOS], -1) for s in sents for w in s.words])
+    known = ids >= 0
+    gold = np.zeros(scores.shape, dtype=bool)
+    gold[np.flatnonzero(known), ids[known]] = True
+    result = {"prob_scale": round(fit_scale(scores[known], gold[known]), 4)}
+    if stage.lemmatizer is not None:
+        result.update(lemma_scale(stage.lemmatizer, [f for s in forms for f in s],
+                                  np.array([t for row in tags for t in row], dtype=np.int64),
+                                  [w[LEMMA] for s in sents for w in s.words], [len(f) for f in forms]))
     return result
 
 
@@ -89,7 +132,8 @@ def main(argv: List[str]) -> None:
     """``MODEL_DIR DEV.conllu``: fit the scales and add them to the model's config.json (nothing else
     in it changes)."""
     model_dir, dev = Path(argv[0]), argv[1]
-    scales = pos_scales(load(model_dir, read_config(model_dir, "pos")), dev)
+    config = read_config(model_dir, "pos")
+    scales = bilstm_scales(model_dir, dev) if config["arch"] == "bilstm-tagger.v1" else pos_scales(load(model_dir, config), dev)
     raw = read_json(model_dir / CONFIG)
     raw["model"].update(scales)
     write_json(model_dir / CONFIG, raw)
