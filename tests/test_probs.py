@@ -65,7 +65,7 @@ def test_pos_probs_add_only_confidences(tmp_path):
 
 @pytest.mark.parametrize("margin", [None, -1.0])
 def test_pos_chosen_pair_is_the_most_probable(margin):
-    stage = load_stage("pos", None, margin=margin, probs=True)
+    stage = load_stage("pos", "pos-ewt-fast", margin=margin, probs=True)    # the linear tagger
     forms = WORDS + ["Paris", "is", "nice", "."]
     lengths = [len(WORDS), 4]
     plain, _, _, _ = stage.tag_ids(forms, lengths)
@@ -87,7 +87,7 @@ def test_dfs_scores_hold_each_words_argmax_in_every_branch():
     checkpoints: the row handed back is the one the label was the argmax of."""
     from nlpipe.linear.dfs import checkpoint_schedule, tag
 
-    stage = load_stage("pos", None)
+    stage = load_stage("pos", "pos-ewt-fast")
     forms = WORDS * 3 + ["Paris", "is", "nice", "."]
     lengths = [len(WORDS)] * 3 + [4]
     layout, atoms = stage.model.layout_flat(forms, lengths)
@@ -104,7 +104,7 @@ def test_dfs_scores_hold_each_words_argmax_in_every_branch():
 
 
 def test_lemma_probabilities_sum_over_the_rules_that_make_the_lemma():
-    stage = load_stage("pos", None)
+    stage = load_stage("pos", "pos-ewt-fast")
     lem = stage.lemmatizer
     forms = ["I", "grokked", "the", "blorfs"]
     pred, _, layout, atoms = stage.tag_ids(forms, [4])
