@@ -80,11 +80,10 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         """``workers``: batches tagged at once in threads (default on the CPU:
         :func:`~nlpipe.stages.base.cpu_threads`; on CUDA 1); ``lemma_from``: one of
         :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` (what it names must be there); ``probs``:
-        also write MISC ``UPOSProb`` and ``XPOSProb`` (the softmax of ``prob_scale`` times the
-        log-probabilities the joint label was chosen from, fitted on dev by
-        :mod:`nlpipe.train.calibrate`, summed over the labels that share the UPOS, the XPOS) and, for a lemma the
-        Lemmatizer's rule classifier chose, ``LemmaProb`` (its scores times ``lemma_prob_scale``, as
-        the linear tagger's)."""
+        also write MISC ``UPOSProb`` and ``XPOSProb`` (the softmax of ``prob_scale``, fitted on dev by
+        :mod:`nlpipe.train.calibrate`, times the log-probabilities the joint label was chosen from,
+        summed over the labels that share the UPOS, the XPOS) and, for a lemma the Lemmatizer's rule
+        classifier chose, ``LemmaProb`` (its scores times ``lemma_prob_scale``, as the linear tagger's)."""
         self.model, self.lemmatizer, self.batch_tokens = model, lemmatizer, batch_tokens
         if lemma_from not in LEMMA_SOURCES:
             raise ValueError(f"unknown lemma source {lemma_from!r}")

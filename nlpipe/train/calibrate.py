@@ -133,7 +133,10 @@ def main(argv: List[str]) -> None:
     in it changes)."""
     model_dir, dev = Path(argv[0]), argv[1]
     config = read_config(model_dir, "pos")
-    scales = bilstm_scales(model_dir, dev) if config["arch"] == "bilstm-tagger.v1" else pos_scales(load(model_dir, config), dev)
+    if config["arch"] == "bilstm-tagger.v1":
+        scales = bilstm_scales(model_dir, dev)
+    else:
+        scales = pos_scales(load(model_dir, config), dev)
     raw = read_json(model_dir / CONFIG)
     raw["model"].update(scales)
     write_json(model_dir / CONFIG, raw)
