@@ -35,7 +35,8 @@ ARCHS: Dict[str, str] = {
 
 # architectures whose stage writes confidences in MISC when loaded with ``probs=True`` (``--probs``);
 # the others have none: a single-stage command refuses the flag, ``annotate --probs`` runs them without
-CONFIDENCES = frozenset({"char-segmenter.v1", "dfs-tagger.v1", "idcnn.v1", "bilstm.v1", "biaffine.v1", "lisa.v1", "bilstm-tagger.v1"})
+CONFIDENCES = frozenset({"char-segmenter.v1", "dfs-tagger.v1", "bilstm-tagger.v1", "idcnn.v1", "bilstm.v1",
+                         "biaffine.v1", "lisa.v1"})
 
 # stage -> "module:function" that checks a stage's input without its model, so that a wrong input is
 # refused before the model loads; the function takes (sentences, **options) and raises an InputError.

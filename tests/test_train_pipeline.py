@@ -390,7 +390,11 @@ def test_pos_fast_runs_the_fast_tagger_beside_a_bilstm_one(trained, tmp_path):
         == nlpipe("pos", "--margin", "-1", "-m", str(tmp_path / "pos-fast"), dev)
     assert nlpipe("pos", "--margin", "0.5", "--first-checkpoints", "2", "-m", str(tmp_path / "pos"), dev) == (
         2, "", f"nlpipe: error: --margin, --first-checkpoints: options of the fast linear tagger, and "
-               f"{tmp_path / 'pos'} is not one (add --fast for the one beside it)\n")
+               f"{tmp_path / 'pos'} is not one (give it with -m, or nlpipe pos --fast for the one beside this one)\n")
+    code, _, stderr = nlpipe("eval", "pos", "--gold", dev, "-m", str(tmp_path / "pos"), "--checkpoints", "all")
+    assert code == 2 and stderr.startswith("nlpipe: error: --checkpoints: options of the fast linear tagger")
+    code, _, _ = nlpipe("eval", "pos", "--gold", dev, "-m", str(tmp_path / "pos-fast"), "--checkpoints", "all")
+    assert code == 0
     shutil.rmtree(tmp_path / "pos-fast")
     code, stdout, stderr = nlpipe("pos", "--fast", "-m", str(tmp_path / "pos"), dev)
     assert (code, stdout) == (2, "")

@@ -70,19 +70,11 @@ def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Comm
 def pos(input: str, output: str, model: Optional[str], device: str, fast: bool, output_format: str,
         jobs: Optional[int], **extra: Any) -> None:
     """Tag UPOS and XPOS, and FEATS and LEMMA where the model has them (CoNLL-U in, CoNLL-U out)."""
-    from nlpipe.io.model_dir import read_config
-    from nlpipe.registry import FAST_TAGGER_ARCHS, fast_tagger, resolve_model
+    from nlpipe.registry import fast_tagger, resolve_model
     from nlpipe.runtime.pipeline import run_stage
 
     if fast:
         model = str(fast_tagger(resolve_model("pos", model)))
-    linear_only = [f"--{k.replace('_', '-')}" for k in ("margin", "checkpoints", "first_margin", "first_checkpoints")
-                   if extra.get(k) is not None]
-    if linear_only:
-        folder = resolve_model("pos", model)
-        if read_config(folder, "pos")["arch"] not in FAST_TAGGER_ARCHS:
-            raise NlpipeError(f"{', '.join(linear_only)}: options of the fast linear tagger, and {folder} is "
-                              f"not one (add --fast for the one beside it)")
     # the linear tagger scores a batch's words position by position once tag history counts: bigger
     # chunks mean fewer rounds (en_ewt test: 10% less CPU at 4096 sentences than at 256)
     run_stage("pos", input, output, model=model, device=device, output_format=output_format, jobs=jobs,

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from nlpipe.errors import ModelError
+from nlpipe.errors import ModelError, NlpipeError
 from nlpipe.io.model_dir import read_config
 from nlpipe.io.conllu import FEATS, FORM, LEMMA, MISC, UPOS, XPOS, Sentence, misc_prob
 from nlpipe.models.bilstm_tagger import LEMMA_SOURCES, TaggerModel
@@ -192,12 +192,20 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         return fill_in_chunks(sentences, self._fill)
 
 
+# options of the linear tagger's loader (nlpipe.stages.pos.load), refused here rather than ignored
+LINEAR_OPTIONS = ("margin", "checkpoints", "first_margin", "first_checkpoints")
+
+
 def load(model_dir: Path, config: Dict[str, Any], device: str = "cpu", batch_tokens: Optional[int] = None,
-         workers: Optional[int] = None, probs: bool = False, **_: Any) -> BiLSTMPosTagger:
+         workers: Optional[int] = None, probs: bool = False, **options: Any) -> BiLSTMPosTagger:
     """Loader of arch ``bilstm-tagger.v1``: ``device`` cpu (numpy) | cuda | auto (torch),
     ``batch_tokens`` (default by device, :func:`~nlpipe.nn.batching.batch_tokens_for`), ``workers``
-    (see :class:`BiLSTMPosTagger`). The options of the linear tagger (margins, checkpoints) do not
-    apply and are ignored."""
+    (see :class:`BiLSTMPosTagger`). The options of the linear tagger (:data:`LINEAR_OPTIONS`) do not
+    apply: given (not None), they are refused."""
+    given = [f"--{k.replace('_', '-')}" for k in LINEAR_OPTIONS if options.get(k) is not None]
+    if given:
+        raise NlpipeError(f"{', '.join(given)}: options of the fast linear tagger, and {model_dir} is not one "
+                          f"(give it with -m, or nlpipe pos --fast for the one beside this one)")
     device = resolve_device(device)
     model = TaggerModel.load(Path(model_dir), config, device, numpy=device == "cpu")
     settings = config.get("model", {})
