@@ -107,6 +107,9 @@ VECTORS = click.option("--vectors", default=None, metavar="FILE",
                        help="Word vectors: a word2vec or GloVe text file (a word and its numbers a line, most "
                             "frequent first; word2vec's 'N DIM' first line optional; .gz read as gzip), or 'none' "
                             "(default: GloVe 6B 50d, the train extra, for --lang en; none for other languages).")
+RAW = click.option("--raw", "raw", multiple=True, metavar="FILE",
+                   help="Raw text of the language (repeatable): word vectors learned from it (as 'nlpipe train "
+                        "vectors' learns them) instead of --vectors, for a language without published ones.")
 GLOVE_WORDS = click.option("--glove-words", default=None, metavar="FILE",
                            help="GloVe 6B 50d word list, one a line (default: the package's; needed where no "
                                 "parquet reader is installed).")

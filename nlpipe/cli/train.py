@@ -9,7 +9,7 @@ Training modules are imported inside the commands, so listing them stays fast. O
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import click
 
@@ -193,6 +193,7 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--clusters/--no-clusters", default=True, show_default=True,
               help="Word-cluster features: k-means over the word vectors (--vectors; none without vectors).")
 @O.VECTORS
+@O.RAW
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
 @O.GLOVE_TOP
@@ -215,12 +216,16 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
               batch_tokens: Optional[int], patience: Optional[int], linear_tagger: Optional[str],
               max_minutes: Optional[float], threads: int, device: str, l2: float, min_count: int,
               wrapper_steps: int, wrapper_sample: int,
-              wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Optional[str],
+              wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Any, raw: Tuple[str, ...],
               glove_words: Optional[str],
               glove_vectors: Optional[str], glove_top: int, two_pass: bool, folds: int, prune: float,
               morph: Optional[bool], lang: Optional[str], seed: int, as_json: bool) -> None:
     """Train a POS tagger: the linear one (dynamic feature selection over feature templates) or with
     --arch bilstm the accurate one."""
+    from nlpipe.train.raw_vectors import vectors_or_raw
+
+    vectors = vectors_or_raw(vectors, raw, seed, glove_words is not None or glove_vectors is not None,
+                             log=lambda m: click.echo(m, err=True))
     if arch == "bilstm":
         _train_pos_bilstm(train_file, dev_file, out, vectors=vectors, glove_words_file=glove_words,
                           glove_vectors_file=glove_vectors, glove_top=glove_top, seed=seed, threads=threads,
@@ -521,6 +526,7 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
               help="An option of one part's trainer, as its training function or its hyper-parameters name it "
                    "(e.g. parse.epochs=2, pos.wrapper_steps=3, pos-bilstm.hidden=256); repeatable.")
 @O.VECTORS
+@O.RAW
 @O.LANG
 @O.SEED
 @O.MAX_MINUTES
@@ -528,8 +534,8 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @O.DEVICE
 @O.AS_JSON
 def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
-                   vectors: Optional[str], lang: Optional[str], seed: int, max_minutes: Optional[float],
-                   threads: int, device: str, as_json: bool) -> None:
+                   vectors: Optional[str], raw: Tuple[str, ...], lang: Optional[str], seed: int,
+                   max_minutes: Optional[float], threads: int, device: str, as_json: bool) -> None:
     """Train a whole pipeline (tokenizer, both taggers, both parsers) from a treebank's train and dev
     files into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
     --max-minutes (default 55): the tokenizer and the BiLSTM tagger take at most a quarter each, the
@@ -537,12 +543,14 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
     from nlpipe.io.model_dir import UNDETERMINED
     from nlpipe.train.pipeline import PipelineOptions, parse_part_option, score_table
     from nlpipe.train.pipeline import train_pipeline as run
+    from nlpipe.train.raw_vectors import vectors_or_raw
 
     per_part: Dict[str, Dict[str, Any]] = {}
     for text in part_options:
         part, name, value = parse_part_option(text)
         per_part.setdefault(part, {})[name] = value
-    options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device, vectors=vectors,
+    options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device,
+                              vectors=vectors_or_raw(vectors, raw, seed, log=_log()),
                               max_minutes=max_minutes, part_options=per_part,
                               parts=[p.strip() for p in parts.split(",") if p.strip()])
     result = run(train_file, dev_file, out, options, log=_log())
@@ -577,6 +585,32 @@ def train_jackknife(train_file: str, dev_file: str, output: str, folds: int, job
                       interleave=interleave, warn=warn)
     click.echo(f"{output}: {sum(map(len, parts))} sentences, folds of {', '.join(str(len(p)) for p in parts)}",
                err=True)
+
+
+@train.command(name="vectors")
+@click.option("--raw", "raw", multiple=True, required=True, metavar="FILE",
+              help="Raw UTF-8 text of the language (repeatable).")
+@O.OUTPUT
+@click.option("--dim", type=click.IntRange(min=1), default=50, show_default=True, help="Dimensions.")
+@click.option("--window", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Neighbours counted on each side (the d-th weighted 1/d).")
+@click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Words seen fewer times get no vector.")
+@click.option("--top", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Most frequent words that get a vector.")
+@O.SEED
+def train_vectors(raw: Tuple[str, ...], output: str, dim: int, window: int, min_count: int, top: int,
+                  seed: int) -> None:
+    """Word vectors learned from raw text (PPMI and truncated SVD) as a word2vec text file, for --vectors
+    of every trainer."""
+    from nlpipe.io.outputs import check_output
+    from nlpipe.train.raw_vectors import vectors_from_text, write_vectors
+
+    check_output(output)        # before the work
+    vectors = vectors_from_text(list(raw), dim=dim, window=window, min_count=min_count, top=top, seed=seed,
+                                log=lambda m: click.echo(m, err=True))
+    write_vectors(vectors, output)
+    click.echo(f"{output}: {len(vectors.words)} words x {vectors.dim}", err=True)
 
 
 @train.command(name="srl-data")

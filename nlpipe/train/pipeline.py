@@ -79,7 +79,7 @@ class PipelineOptions:
     threads: int = 1
     device: str = "cpu"
     max_minutes: Optional[float] = None
-    vectors: Optional[str] = None  # word vectors (text format) for the tagger and the biaffine parser
+    vectors: Any = None            # word vectors for the taggers and the biaffine parser: a text file, or Vectors
     parts: Sequence[str] = PARTS
     part_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
