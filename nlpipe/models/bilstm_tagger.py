@@ -26,7 +26,7 @@ import numpy as np
 from nlpipe.linear.attributes import normalize
 from nlpipe.linear.dictionary import RULED_OUT
 from nlpipe.models.bilstm_tagger_numpy import HEADS, TaggerInference, expected_shapes
-from nlpipe.models.neural_numpy import log_softmax, softmax
+from nlpipe.models.neural_numpy import log_softmax
 from nlpipe.nn.features import FORM_CACHE, N_AFFIXES, affix_keys, cached_rows, word_shape, word_vocab
 from nlpipe.nn.weights import load_model, save_model_dir
 from nlpipe.vocab import Vocab
@@ -200,46 +200,44 @@ class TaggerModel:
         return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
 
     def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[Callable[[], np.ndarray]] = None,
-                probs: bool = False) -> Dict[str, Any]:
+                scores: bool = False) -> Dict[str, Any]:
         """Label ids of every head for every word of one batch of sentences (lists of forms);
         ``prior``: a function giving :attr:`tag_prior`'s ``[b, N, n_tags]`` for these sentences,
         called once the network has run, so that it may be computed meanwhile (None: computed here
-        where there is a tag prior). With ``probs``, also ``"tag_probs"``: per sentence ``[n, n_tags]``,
-        the softmax of the scores the tags were chosen from (with a prior: of the product)."""
+        where there is a tag prior). With ``scores``, also ``"tag_scores"``: per sentence ``[n, n_tags]``,
+        the scores the tags were chosen from (logits; with a prior, the product's log-probabilities)."""
         if prior is None and self.tag_prior is not None:
             prior = partial(self.tag_prior, sentences)
         a = self.arrays(sentences)
         masks = self.feats_masks(sentences, a["mask"].shape[1])
-        tag_p = None
+        tag_scores = None
         if self.inference is not None:
-            if masks is None and prior is None and not probs:
+            if masks is None and prior is None and not scores:
                 best = self.inference.predict(a, a["lengths"])
             else:
-                scores = self.inference.scores(a, a["lengths"])
+                out = self.inference.scores(a, a["lengths"])
                 if masks is not None:
-                    scores["feats"] = scores["feats"] + masks
+                    out["feats"] = out["feats"] + masks
                 if prior is not None:
-                    scores["tags"] = log_softmax(scores["tags"]) + prior()
-                best = {k: s.argmax(-1) for k, s in scores.items()}
-                if probs:
-                    tag_p = softmax(scores["tags"])
+                    out["tags"] = log_softmax(out["tags"]) + prior()
+                best = {k: s.argmax(-1) for k, s in out.items()}
+                tag_scores = out["tags"]
         else:
             torch = self.torch
             self.net.eval()
             with torch.no_grad():
-                scores = self.net(self.tensors(a))
+                out = self.net(self.tensors(a))
                 if masks is not None:
-                    scores["feats"] = scores["feats"] + torch.from_numpy(masks).to(scores["feats"].device)
+                    out["feats"] = out["feats"] + torch.from_numpy(masks).to(out["feats"].device)
                 if prior is not None:
-                    scores["tags"] = (torch.log_softmax(scores["tags"].float(), -1)
-                                      + torch.from_numpy(prior()).to(scores["tags"].device))
-                best = {k: s.argmax(-1).cpu().numpy() for k, s in scores.items()}
-                if probs:
-                    tag_p = torch.softmax(scores["tags"].float(), -1).cpu().numpy()
-        out: Dict[str, Any] = {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
-        if tag_p is not None:
-            out["tag_probs"] = [row[:len(s)] for row, s in zip(tag_p, sentences)]
-        return out
+                    out["tags"] = (torch.log_softmax(out["tags"].float(), -1)
+                                   + torch.from_numpy(prior()).to(out["tags"].device))
+                best = {k: s.argmax(-1).cpu().numpy() for k, s in out.items()}
+                tag_scores = out["tags"].float().cpu().numpy()
+        ids: Dict[str, Any] = {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
+        if scores:
+            ids["tag_scores"] = [row[:len(s)] for row, s in zip(tag_scores, sentences)]
+        return ids
 
     # saving and loading: config.json + vocab.json + weights.pt
     def save(self, out_dir: Path, training: Dict[str, Any], lang: str, lemma: Optional[str],

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -81,9 +81,7 @@ class PosTagger(Adapter, stage="pos"):
         self.batch_sentences = batch_sentences
         self._pairs = [tuple(l.split(LABEL_SEP, 1)) for l in out.labels]
         self.probs, self.prob_scale, self.lemma_prob_scale = probs, float(prob_scale), float(lemma_prob_scale)
-        # the UPOS and the XPOS of each joint label, as ids [num_labels]: a tag's probability sums its pairs'
-        self._upos_ids, self._xpos_ids = (np.unique([pair[c] for pair in self._pairs], return_inverse=True)[1]
-                                          for c in (0, 1))
+        self._pair_probs = PairProbs(self._pairs, self.prob_scale)
         self.feats, self.lemmatizer = feats, lemmatizer
         self.feats_margin = _margin(feats_margin)
         for m in (feats, None if lemmatizer is None else lemmatizer.rules):
@@ -118,10 +116,7 @@ class PosTagger(Adapter, stage="pos"):
         word's scores are the prefix sum at which it stopped, the only one computed, and its label is
         their argmax, so the written pair is always the most probable one. A tag's probability sums
         those of the pairs that share it."""
-        p = softmax(self.prob_scale * scores)
-        upos = (p * (self._upos_ids == self._upos_ids[pred][:, None])).sum(axis=1)
-        xpos = (p * (self._xpos_ids == self._xpos_ids[pred][:, None])).sum(axis=1)
-        return upos, xpos
+        return self._pair_probs(pred, scores)
 
     @property
     def labels(self) -> List[str]:
@@ -164,11 +159,7 @@ class PosTagger(Adapter, stage="pos"):
             w[UPOS] = upos
             w[XPOS] = xpos
         if scores is not None:
-            upos_p, xpos_p = self.tag_probs(pred, scores)
-            for w, pu, px in zip(words, upos_p.tolist(), xpos_p.tolist()):
-                w[MISC] = misc_prob(w[MISC], "UPOSProb", pu)
-                if w[XPOS] != "_":
-                    w[MISC] = misc_prob(w[MISC], "XPOSProb", px)
+            self._pair_probs.write(words, pred, scores)
         if self.feats is not None or self.lemmatizer is not None:
             tags = layout.scatter(pred, out.num_labels)      # the layout of the final pass
             if self.feats is not None:
@@ -187,6 +178,34 @@ class PosTagger(Adapter, stage="pos"):
                             w[MISC] = misc_prob(w[MISC], "LemmaProb", p)
         self.templates_used += int(used.sum())
         self.tokens_tagged += len(pred)
+
+
+class PairProbs:
+    """MISC ``UPOSProb`` and ``XPOSProb`` of chosen joint ``UPOS<TAB>XPOS`` labels: a softmax of
+    ``scale`` times the label scores they were chosen from, a tag's probability summing those of the
+    pairs that share it (the linear tagger's and the BiLSTM tagger's)."""
+
+    def __init__(self, pairs: Sequence[Tuple[str, str]], scale: float = 1.0):
+        self.scale = float(scale)
+        # the UPOS and the XPOS of each joint label, as ids [num_labels]
+        self.upos_ids, self.xpos_ids = (np.unique([pair[c] for pair in pairs], return_inverse=True)[1]
+                                        for c in (0, 1))
+
+    def __call__(self, pred: np.ndarray, scores: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Probabilities [num_tokens] of the UPOS and of the XPOS of the labels ``pred``
+        [num_tokens], from the scores [num_tokens, num_labels]."""
+        p = softmax(self.scale * scores)
+        upos = (p * (self.upos_ids == self.upos_ids[pred][:, None])).sum(axis=1)
+        xpos = (p * (self.xpos_ids == self.xpos_ids[pred][:, None])).sum(axis=1)
+        return upos, xpos
+
+    def write(self, words: Sequence[List[str]], pred: np.ndarray, scores: np.ndarray) -> None:
+        """Set the two in the MISC of ``words`` (tagged ``pred``; no ``XPOSProb`` where XPOS is ``_``)."""
+        upos_p, xpos_p = self(pred, scores)
+        for w, pu, px in zip(words, upos_p.tolist(), xpos_p.tolist()):
+            w[MISC] = misc_prob(w[MISC], "UPOSProb", pu)
+            if w[XPOS] != "_":
+                w[MISC] = misc_prob(w[MISC], "XPOSProb", px)
 
 
 def _margin(margin: Optional[float]) -> Optional[float]:

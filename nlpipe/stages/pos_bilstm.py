@@ -21,12 +21,11 @@ from nlpipe.io.model_dir import read_config
 from nlpipe.io.conllu import FEATS, FORM, LEMMA, MISC, UPOS, XPOS, Sentence, misc_prob
 from nlpipe.models.bilstm_tagger import LEMMA_SOURCES, TaggerModel
 from nlpipe.models.lemmatizer import Lemmatizer, apply_rule
-from nlpipe.models.neural_numpy import softmax
 from nlpipe.nn.batching import batch_tokens_for, length_batches
 from nlpipe.nn.device import resolve_device
 from nlpipe.stages.base import Adapter, cpu_threads, fill_in_chunks, map_batches
 from nlpipe.stages.pos import ARCH as LINEAR_ARCH
-from nlpipe.stages.pos import LABEL_SEP, PosTagger
+from nlpipe.stages.pos import LABEL_SEP, PairProbs, PosTagger
 from nlpipe.stages.pos import load as load_linear
 
 
@@ -80,9 +79,9 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
         """``workers``: batches tagged at once in threads (default on the CPU:
         :func:`~nlpipe.stages.base.cpu_threads`; on CUDA 1); ``lemma_from``: one of
         :data:`~nlpipe.models.bilstm_tagger.LEMMA_SOURCES` (what it names must be there); ``probs``:
-        also write MISC ``UPOSProb`` and ``XPOSProb`` (the softmax of ``prob_scale``, fitted on dev by
-        :mod:`nlpipe.train.calibrate`, times the log-probabilities the joint label was chosen from,
-        summed over the labels that share the UPOS, the XPOS) and, for a lemma the Lemmatizer's rule
+        also write MISC ``UPOSProb`` and ``XPOSProb`` (:class:`~nlpipe.stages.pos.PairProbs` of the
+        scores the joint label was chosen from, times ``prob_scale``, fitted on dev by
+        :mod:`nlpipe.train.calibrate`) and, for a lemma the Lemmatizer's rule
         classifier chose, ``LemmaProb`` (its scores times ``lemma_prob_scale``, as the linear tagger's)."""
         self.model, self.lemmatizer, self.batch_tokens = model, lemmatizer, batch_tokens
         if lemma_from not in LEMMA_SOURCES:
@@ -98,8 +97,7 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
             raise ValueError("the lemmatizer reads other POS labels than the tagger's")
         self._pairs = [tuple(t.split(LABEL_SEP, 1)) for t in tags]
         self.probs, self.prob_scale, self.lemma_prob_scale = probs, float(prob_scale), float(lemma_prob_scale)
-        self._upos_ids = np.unique([u for u, _ in self._pairs], return_inverse=True)[1]
-        self._xpos_ids = np.unique([x for _, x in self._pairs], return_inverse=True)[1]
+        self._pair_probs = PairProbs(self._pairs, self.prob_scale)
         if model.labels["feats"] or lemmatizer is not None or self._rules:
             self.provides = self.provides | {"feats", "lemma"}
         if workers is None:
@@ -122,7 +120,7 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
 
         def run(batch: List[int]) -> Dict[str, List[List[int]]]:
             late = None if rows is None else lambda: padded([rows.result()[i] for i in batch], width)
-            return self.model.predict([forms[i] for i in batch], late, probs=self.probs)
+            return self.model.predict([forms[i] for i in batch], late, scores=self.probs)
 
         tags: List[List[int]] = [[] for _ in todo]
         rules: List[List[int]] = [[] for _ in todo]
@@ -137,8 +135,8 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
                     w[FEATS] = feats[f]
             for i, row in zip(batch, best.get("lemmas", ())):
                 rules[i] = row
-            for i, p in zip(batch, best.get("tag_probs", ())):
-                self._write_tag_probs(todo[i].words, tags[i], p)
+            for i, sc in zip(batch, best.get("tag_scores", ())):
+                self._pair_probs.write(todo[i].words, np.array(tags[i], dtype=np.int64), sc)
         lemmas, lemma_probs = self.lemmas(forms, tags, rules)
         if lemmas is not None:
             it = iter(lemmas)
@@ -149,18 +147,6 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
             for w, p in zip((w for s in todo for w in s.words), lemma_probs):
                 if p is not None:
                     w[MISC] = misc_prob(w[MISC], "LemmaProb", p)
-
-    def _write_tag_probs(self, words: List[List[str]], pred: List[int], p: np.ndarray) -> None:
-        """MISC ``UPOSProb``/``XPOSProb`` of ``words`` from the joint labels' probabilities ``p [n, n_tags]``."""
-        chosen = np.array(pred, dtype=np.int64)
-        if self.prob_scale != 1.0:
-            p = softmax(self.prob_scale * np.log(np.maximum(p, np.float32(1e-30))))
-        upos = (p * (self._upos_ids == self._upos_ids[chosen][:, None])).sum(1)
-        xpos = (p * (self._xpos_ids == self._xpos_ids[chosen][:, None])).sum(1)
-        for w, pu, px in zip(words, upos.tolist(), xpos.tolist()):
-            w[MISC] = misc_prob(w[MISC], "UPOSProb", pu)
-            if w[XPOS] != "_":
-                w[MISC] = misc_prob(w[MISC], "XPOSProb", px)
 
     def lemmas(self, forms: List[List[str]], tags: List[List[int]], rules: List[List[int]]
                ) -> Tuple[Optional[List[str]], Optional[List[Optional[float]]]]:

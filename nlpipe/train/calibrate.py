@@ -100,8 +100,8 @@ def lemma_scale(lemmatizer: Lemmatizer, forms: List[str], pred: np.ndarray, gold
 
 
 def bilstm_scales(model_dir: Path, path: str) -> Dict[str, float]:
-    """``prob_scale`` of a BiLSTM tagger (the log-probabilities its tags are chosen from, a product
-    with a linear tagger's where it has one, sharper than its accuracy) and ``lemma_prob_scale`` of
+    """``prob_scale`` of a BiLSTM tagger (for the scores its tags are chosen from: a product with a
+    linear tagger's log-probabilities, where it has one, is sharper than its accuracy) and ``lemma_prob_scale`` of
     its Lemmatizer, fitted on the gold file ``path`` with the tagger's own tags."""
     from nlpipe.nn.batching import length_batches
     from nlpipe.registry import load_stage
@@ -110,13 +110,13 @@ def bilstm_scales(model_dir: Path, path: str) -> Dict[str, float]:
     sents = [s for s in read_file(path) if s.words]
     forms = [[w[FORM] for w in s.words] for s in sents]
     index = {label: i for i, label in enumerate(stage.model.labels["tags"])}
-    logp = [np.zeros(0)] * len(sents)
+    rows = [np.zeros(0)] * len(sents)
     tags = [[0]] * len(sents)
     for batch in length_batches([len(f) for f in forms], stage.batch_tokens):
-        out = stage.model.predict([forms[i] for i in batch], probs=True)
-        for i, t, p in zip(batch, out["tags"], out["tag_probs"]):
-            tags[i], logp[i] = t, np.log(np.maximum(p, 1e-30))
-    scores = np.concatenate(logp).astype(np.float64)
+        out = stage.model.predict([forms[i] for i in batch], scores=True)
+        for i, t, sc in zip(batch, out["tags"], out["tag_scores"]):
+            tags[i], rows[i] = t, sc
+    scores = np.concatenate(rows).astype(np.float64)
     ids = np.array([index.get(w[UPOS] + LABEL_SEP + w[XPOS], -1) for s in sents for w in s.words])
     known = ids >= 0
     gold = np.zeros(scores.shape, dtype=bool)
