@@ -64,16 +64,20 @@ def vectors_from_text(paths: Sequence[str], dim: int = 50, window: int = 2, min_
     block: List[List[str]] = []
 
     def count(lines: List[List[str]]) -> None:
-        for words in lines:
-            r = np.array([row.get(w, -1) for w in words], dtype=np.int64)
-            c = np.array([col.get(w, -1) for w in words], dtype=np.int64)
-            for d in range(1, window + 1):
-                for a, b in ((r[:-d], c[d:]), (r[d:], c[:-d])):
-                    ok = (a >= 0) & (b >= 0)
-                    if ok.any():
-                        codes, n = np.unique(a[ok] * n_cols + b[ok], return_counts=True)
-                        for code, k in zip(codes.tolist(), n.tolist()):
-                            cells[code] += k / d
+        # the block's lines one after the other, ``window`` places of no word between two lines
+        gap = [None] * window
+        words = [w for line in lines for w in (*line, *gap)]
+        r = np.array([row.get(w, -1) for w in words], dtype=np.int64)
+        c = np.array([col.get(w, -1) for w in words], dtype=np.int64)
+        codes, weights = [], []
+        for d in range(1, window + 1):
+            for a, b in ((r[:-d], c[d:]), (r[d:], c[:-d])):
+                ok = (a >= 0) & (b >= 0)
+                codes.append(a[ok] * n_cols + b[ok])
+                weights.append(np.full(int(ok.sum()), 1.0 / d))
+        unique, at = np.unique(np.concatenate(codes), return_inverse=True)
+        for code, k in zip(unique.tolist(), np.bincount(at, weights=np.concatenate(weights)).tolist()):
+            cells[code] += k
     for words in raw_words(paths):
         block.append(words)
         if len(block) >= BLOCK:
