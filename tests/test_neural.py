@@ -339,3 +339,39 @@ def test_numpy_bilstm_on_packed_rows_equals_torch_on_the_words():
     assert got.shape == (4, 5, 8)
     np.testing.assert_allclose(got[words], expected[words], rtol=1e-5, atol=1e-6)
     assert not got[~words].any()
+
+
+def test_numpy_bilstm_gives_repeated_words_the_states_torch_gives_them():
+    # words that repeat (the same input row in several places and sentences) are projected once by
+    # the first layer; each occurrence still gets its own state, as torch computes it
+    import numpy as np
+    import torch
+    from nlpipe.models.neural_numpy import BiLSTMStack as NumpyStack
+    from nlpipe.nn.parser_encoder import BiLSTMStack
+
+    torch.manual_seed(1)
+    net = BiLSTMStack(6, 4, 2, 0.0).eval()
+    vocab = torch.randn(3, 6)
+    ids = torch.tensor([[0, 1, 0, 2, 0], [2, 2, 1, 0, 0], [1, 0, 1, 0, 0]])
+    lengths = torch.tensor([5, 3, 4])
+    x = vocab[ids]
+    with torch.no_grad():
+        expected = net(x, lengths).numpy()
+    params = {k: v.numpy() for k, v in net.state_dict().items()}
+    got = NumpyStack(params, "")(x.numpy(), lengths.numpy())
+    words = np.arange(5)[None, :] < lengths.numpy()[:, None]
+    np.testing.assert_allclose(got[words], expected[words], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[0, 0], got[0, 2])      # the same word in two contexts
+
+
+def test_distinct_rows_gives_each_row_its_distinct_row():
+    import numpy as np
+    from nlpipe.models.neural_numpy import distinct_rows
+
+    x = np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 2.0], [-0.0, 0.0], [3.0, 2.0]], dtype=np.float32)
+    rows, index = distinct_rows(x)
+    assert len(rows) == 4          # 0.0 and -0.0 differ in their bits; only rows 0 and 2 are one
+    assert index[0] == index[2] and len({int(index[i]) for i in (0, 1, 3, 4)}) == 4
+    np.testing.assert_array_equal(rows[index], x)
+    empty_rows, empty_index = distinct_rows(np.zeros((0, 3), dtype=np.float32))
+    assert empty_rows.shape == (0, 3) and empty_index.shape == (0,)

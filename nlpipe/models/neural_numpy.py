@@ -6,7 +6,7 @@ eval mode; the models that use them (:mod:`nlpipe.models.lisa_numpy`,
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
@@ -42,14 +42,24 @@ class LSTM:
         self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
         self.h = h
 
-    def __call__(self, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        """Packed time-major sequences ``x [P, in] -> [P, H]`` from zero states: ``steps [T]`` rows
-        run at each step, a prefix of the rows of the step before (sequences sorted longest first),
-        and step ``t``'s rows follow step ``t - 1``'s (see :class:`Packing`)."""
-        h = self.h
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """The input's share of the gates: ``[..., in] -> [..., 4H]`` (see :meth:`run`)."""
         xw = x @ self.w_ih
         xw += self.bias
-        out = np.empty((len(x), h), dtype=np.float32)
+        return xw
+
+    def __call__(self, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """Packed time-major sequences ``x [P, in] -> [P, H]`` (see :meth:`run`)."""
+        return self.run(self.project(x), steps)
+
+    def run(self, xw: np.ndarray, steps: np.ndarray, index: Optional[np.ndarray] = None) -> np.ndarray:
+        """The recurrence over packed time-major rows of :meth:`project` ``xw [P, 4H] -> [P, H]`` from
+        zero states: ``steps [T]`` rows run at each step, a prefix of the rows of the step before
+        (sequences sorted longest first), and step ``t``'s rows follow step ``t - 1``'s (see
+        :class:`Packing`). With ``index [P]``, row ``i`` is ``xw[index[i]]`` (``xw [U, 4H]``)."""
+        h = self.h
+        size = len(xw) if index is None else len(index)
+        out = np.empty((size, h), dtype=np.float32)
         cell = np.zeros((int(steps[0]) if len(steps) else 0, h), dtype=np.float32)
         gates = np.empty((len(cell), 4 * h), dtype=np.float32)
         one, two = np.float32(1.0), np.float32(2.0)
@@ -57,11 +67,12 @@ class LSTM:
         with np.errstate(over="ignore"):                                        # exp -> inf: the gate is 0
             for k in steps.tolist():
                 g = gates[:k]
+                x = xw[start:start + k] if index is None else xw[index[start:start + k]]
                 if start:                                                      # the state: the last outputs
                     np.matmul(out[start - prev:start - prev + k], self.w_hh, out=g)
-                    g += xw[start:start + k]
+                    g += x
                 else:
-                    g[...] = xw[:k]
+                    g[...] = x
                 np.exp(g, out=g)
                 g += one
                 np.reciprocal(g, out=g)                                        # sigmoid of i, f, o, 2g
@@ -70,7 +81,8 @@ class LSTM:
                 u -= one                                                       # tanh of g
                 c = cell[:k]
                 c *= g[:, h:2 * h]
-                c += g[:, :h] * u
+                np.multiply(g[:, :h], u, out=u)
+                c += u
                 o = out[start:start + k]
                 np.tanh(c, out=o)
                 o *= g[:, 2 * h:3 * h]
@@ -119,9 +131,27 @@ class BiLSTMStack:
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         packing = Packing(lengths, x.shape[1])
         x, back = packing.pack(x), packing.reverse
-        for fwd, bwd in self.layers:
-            x = np.concatenate([fwd(x, packing.steps), bwd(x[back], packing.steps)[back]], -1)
+        for i, (fwd, bwd) in enumerate(self.layers):
+            if i == 0:    # a word's first-layer input is its type's: each distinct row projected once
+                rows, index = distinct_rows(x)
+                f = fwd.run(fwd.project(rows), packing.steps, index)
+                b = bwd.run(bwd.project(rows), packing.steps, index[back])
+            else:
+                f, b = fwd(x, packing.steps), bwd(x[back], packing.steps)
+            x = np.concatenate([f, b[back]], -1)
         return packing.unpack(x)
+
+
+def distinct_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(rows [U, d], index [P])`` of ``x [P, d]``: its distinct rows (bit for bit) and where each
+    row of ``x`` is among them, ``rows[index]`` equal to ``x``. A text repeats its words: the rows of
+    a batch of a few thousand are a third or so distinct."""
+    x = np.ascontiguousarray(x)
+    if not len(x):
+        return x, np.zeros(0, dtype=np.int64)
+    keys = x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1])))[:, 0]
+    _, first, index = np.unique(keys, return_index=True, return_inverse=True)
+    return x[first], index.reshape(-1)
 
 
 def leaky_relu(x: np.ndarray, slope: float = 0.1) -> np.ndarray:
