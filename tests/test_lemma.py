@@ -224,3 +224,43 @@ def test_one_choice_per_form_and_tag_until_the_cache_is_cleared():
     assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provoke"] * 3   # 0.5 bonus > 0.25 lead
     lem.known_bonus = 0.0                             # a new bonus forgets the choices made
     assert lem.lemmatize(forms, tags, layout, atoms, first) == ["provok"] * 3
+
+
+def test_web_addresses_are_their_own_lemma_where_training_said_so(tmp_path):
+    import numpy as np
+    from nlpipe.train.morph import web_addresses_keep_form
+
+    # the only rule lower-cases, as the classifier learns from training URLs without capitals;
+    # with web_addresses the URLs and e-mail addresses the lexicon does not know keep their form
+    forms = ["Http://Example.com/A", "Bob.Smith@Example.ORG", "www.Example.com", "Hello", "http://x.com/A"]
+    tags = np.zeros(len(forms), dtype=np.int64)
+    for keep, expected in ((False, [f.lower() for f in forms]),
+                           (True, ["Http://Example.com/A".lower(), "Bob.Smith@Example.ORG", "www.Example.com",
+                                   "hello", "http://x.com/A"])):
+        lem = _lemmatizer(["l\t\t\t\t"], by_form={"http://x.com/A": "http://x.com/a"})
+        lem.web_addresses = keep
+        layout, atoms = lem.rules.layout([forms])
+        first = layout.scatter(tags, len(lem.tag_labels))
+        want = list(expected)
+        want[4] = "http://x.com/a"                    # the lexicon comes first
+        assert lem.lemmatize(forms, tags, layout, atoms, first) == want, keep
+        # "Http://" (capital H) is no URL to the tokenizer's pattern either: the rule lower-cases it
+        assert (lem.lookup("www.Example.com", 0) == "www.Example.com") == keep
+    lem.save(tmp_path / "lem")
+    assert Lemmatizer.load(tmp_path / "lem").web_addresses
+    # training: nine in ten of its web addresses their own lemma, or more
+    urls = ["http://a.com/X"] * 9 + ["me@b.org"]
+    assert web_addresses_keep_form(urls + ["dogs"], urls + ["dog"])
+    assert not web_addresses_keep_form(urls, urls[:8] + ["http://a.com/x", "ME@b.org"])      # 8 in 10
+    assert not web_addresses_keep_form(["dogs"], ["dog"])
+    assert web_addresses_keep_form(urls + ["x@y.com"], urls + ["_"])    # "_" has no lemma to compare
+
+
+def test_a_lexicon_saved_before_web_addresses_loads_without_them(tmp_path):
+    import json
+
+    lem = _lemmatizer(["l\t\t\t\t"])
+    lem.save(tmp_path / "lem")
+    lexicon = json.loads((tmp_path / "lem" / "lexicon.json").read_text())
+    assert "web_addresses" not in lexicon
+    assert not Lemmatizer.load(tmp_path / "lem").web_addresses

@@ -26,6 +26,7 @@ from nlpipe.linear.attributes import Attributes
 from nlpipe.linear.model import TemplatedModel
 from nlpipe.linear.templates import Layout
 from nlpipe.models.neural_numpy import softmax
+from nlpipe.models.web_address import is_web_address
 
 SEP = "\t"
 LEXICON_FILE = "lexicon.json"
@@ -104,14 +105,17 @@ class Lemmatizer:
     """Lexicon lookups, then the rule classifier for the words left (see the module docstring)."""
 
     def __init__(self, by_form_tag: Dict[str, str], by_form: Dict[str, str], rules: TemplatedModel,
-                 known: Iterable[str] = (), known_bonus: float = 0.0):
+                 known: Iterable[str] = (), known_bonus: float = 0.0, web_addresses: bool = False):
         """``by_form_tag``: ``form<TAB>tag`` -> lemma, for whole POS labels and for their first
         field (the UPOS of a ``UPOS<TAB>XPOS`` label) alone; ``by_form``: form -> lemma;
         ``rules``: the classifier, whose labels are rules and whose ``ptag`` templates read the POS
         pass's labels; ``known``: the lemmas of the training data (lower-cased): a rule whose lemma
         is one of them gets ``known_bonus`` added to its score (``provoking`` -> ``provoke``, not
-        ``provok``)."""
+        ``provok``); ``web_addresses``: a URL or e-mail address the lexicon does not know is its own
+        lemma (:func:`~nlpipe.models.web_address.is_web_address`; the rules would lower-case one
+        with capitals, as most in training had none)."""
         self.by_form_tag = by_form_tag
+        self.web_addresses = bool(web_addresses)
         self.by_form = by_form
         self.rules = rules
         self.known = frozenset(known)
@@ -207,8 +211,13 @@ class Lemmatizer:
         return best
 
     def lookup(self, form: str, tag: int) -> Optional[str]:
-        """The lexicon's lemma of ``form`` with POS label id ``tag`` (None: not in the lexicon)."""
-        return self._lookup_tagged(form, tag) if form in self._tagged_forms else self.by_form.get(form)
+        """The lexicon's lemma of ``form`` with POS label id ``tag``, or the form itself for a web
+        address (see :attr:`web_addresses`); None: the rule classifier's to choose."""
+        lemma = self._lookup_tagged(form, tag) if form in self._tagged_forms else self.by_form.get(form)
+        return lemma if lemma is not None else self._web(form)
+
+    def _web(self, form: str) -> Optional[str]:
+        return form if self.web_addresses and is_web_address(form) else None
 
     def _lookup_tagged(self, form: str, tag: int) -> Optional[str]:
         """:meth:`lookup` for a form with form+tag entries."""
@@ -226,6 +235,10 @@ class Lemmatizer:
         tagged_lookup = self._lookup_tagged
         out: List[Optional[str]] = [tagged_lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
         left = [i for i, lemma in enumerate(out) if lemma is None]
+        if self.web_addresses:
+            for i in left:
+                out[i] = self._web(forms[i])
+            left = [i for i in left if out[i] is None]
         if not self._per_pair:
             if left:
                 scores = self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)
@@ -303,8 +316,11 @@ class Lemmatizer:
         without its word attributes where they are ``shared``, the tagger's)."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        write_json(model_dir / LEXICON_FILE, {"by_form_tag": self.by_form_tag, "by_form": self.by_form,
-                                              "known": sorted(self.known), "known_bonus": self.known_bonus})
+        lexicon = {"by_form_tag": self.by_form_tag, "by_form": self.by_form, "known": sorted(self.known),
+                   "known_bonus": self.known_bonus}
+        if self.web_addresses:
+            lexicon["web_addresses"] = True
+        write_json(model_dir / LEXICON_FILE, lexicon)
         self.rules.save(model_dir / RULES_DIR, with_clusters=False, shared=shared)
 
     @classmethod
@@ -316,4 +332,5 @@ class Lemmatizer:
         rules = TemplatedModel.load(model_dir / RULES_DIR, None if attributes is None else attributes.clusters,
                                     attributes)
         with model_errors(model_dir, "lemmatizer"):
-            return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules, lex["known"], lex["known_bonus"])
+            return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules, lex["known"], lex["known_bonus"],
+                       bool(lex.get("web_addresses", False)))

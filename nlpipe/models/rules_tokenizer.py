@@ -28,6 +28,8 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Tuple
 
+from nlpipe.models.web_address import EMAIL, URL
+
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktParameters
 
@@ -52,11 +54,9 @@ def punkt_module() -> Any:
 # A token: (start, end, word pieces or None). Offsets index the text given to WordTokenizer.tokens.
 Token = Tuple[int, int, Optional[List[str]]]
 
-# The e-mail alternative is tried only where a run of address characters starts (look-behind), so
-# a long run without "@" is scanned once, not once per position (that would be quadratic).
 _TOKEN_PATTERN = r"""
-  %s(?P<url>(?:(?:https?|ftp)://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'"])
-| (?P<email>(?<![\w.+-])[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)*)
+  %s(?P<url>""" + URL + r""")
+| (?P<email>""" + EMAIL + r""")
 %s| (?P<word>\w+(?:(?:[-'’&]|\.(?=\w)|[,:/](?=\d))\w+)*)(?:(?P<dot>\.(?![.?!]))|(?P<apos>['’](?!\w)))?
 | (?P<emo>[:;=]-?[()DPp](?!\w))
 | (?P<mixed>[?!]+\.?|\.[?!]+)

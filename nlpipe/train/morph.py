@@ -17,6 +17,7 @@ import numpy as np
 from nlpipe.io.conllu import FEATS, FORM, LEMMA, read_file
 from nlpipe.linear.attributes import Attributes
 from nlpipe.models.lemmatizer import SEP, TEMPLATES as RULE_TEMPLATES, Lemmatizer, lemma_rule
+from nlpipe.models.web_address import is_web_address
 from nlpipe.train.linear_fit import FitOptions, build_model, feature_keys, fit, rows_for, vocabulary
 from nlpipe.train.loop import Selection
 
@@ -71,6 +72,13 @@ def lexicons(forms: Sequence[str], tags: Sequence[str], lemmas: Sequence[str]) -
     return {k: c.most_common(1)[0][0] for k, c in by_pair.items()}, {}
 
 
+def web_addresses_keep_form(forms: Sequence[str], lemmas: Sequence[str]) -> bool:
+    """Whether the URLs and e-mail addresses of training are their own lemmas (nine in ten or more of
+    those with a lemma; False without any)."""
+    pairs = [(f, l) for f, l in zip(forms, lemmas) if l != "_" and is_web_address(f)]
+    return bool(pairs) and sum(f == l for f, l in pairs) >= 0.9 * len(pairs)
+
+
 KNOWN_BONUS = (0.0, 0.25, 0.5, 1.0, 2.0)   # candidates for the known-lemma bonus, chosen on dev
 
 
@@ -87,6 +95,7 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
     lemmas = [l for s in train for l in s.lemmas]
     by_pair, by_form = lexicons(forms, [t for s in gold_tags for t in s], lemmas)
     known = {l.lower() for l in lemmas if l != "_"}
+    web = web_addresses_keep_form(forms, lemmas)
     tag_ids = {t: i for i, t in enumerate(tag_labels)}
     L1 = len(tag_labels)
     triples = sorted({(f, tag_ids.get(t, L1), lemma_rule(f, l)) for f, t, l in
@@ -105,7 +114,7 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
     rows = rows_for(keys, tables)
     del keys
     model = build_model(labels, attributes, RULE_TEMPLATES, tables, tag_labels)
-    lemmatizer = Lemmatizer(by_pair, by_form, model, known)
+    lemmatizer = Lemmatizer(by_pair, by_form, model, known, web_addresses=web)
     allowed = np.zeros((len(triples), len(labels)), dtype=bool)
     for i, (f, _, _) in enumerate(triples):
         allowed[i, lemmatizer.candidates(f)] = True
@@ -136,7 +145,7 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
     for w, b in zip(model.weights, best):
         w[...] = b
     model.compact()
-    lemmatizer = Lemmatizer(by_pair, by_form, model, known)
+    lemmatizer = Lemmatizer(by_pair, by_form, model, known, web_addresses=web)
     tried = {}
     for bonus in KNOWN_BONUS:
         lemmatizer.known_bonus = bonus
