@@ -264,3 +264,32 @@ def test_a_lexicon_saved_before_web_addresses_loads_without_them(tmp_path):
     lexicon = json.loads((tmp_path / "lem" / "lexicon.json").read_text())
     assert "web_addresses" not in lexicon
     assert not Lemmatizer.load(tmp_path / "lem").web_addresses
+
+
+@pytest.mark.parametrize("templates", [None, ("s2@0+ptag@0", "s1@-1", "bias")])
+def test_lemmatizing_words_gives_the_lemmas_of_the_whole_layout(templates):
+    # lemmatize_words works out the classifier's attributes itself: for the words the lexicon does not
+    # know alone when the templates read only the word and its tag, else for every word in context
+    import numpy as np
+    from nlpipe.linear.attributes import Attributes
+    from nlpipe.models.lemmatizer import TEMPLATES, Lemmatizer
+    from nlpipe.train.linear_fit import build_model
+
+    rules = ["l\t\t\ting\t", "l\t\t\ting\te", "l\t\t\ts\t", "k\t\t\t\t"]
+    templates = templates or TEMPLATES
+    model = build_model(rules, Attributes.build(["x"], {}), templates, [np.zeros(0, np.int64)] * len(templates),
+                        ["VERB\tVBG", "NOUN\tNN"])
+    rng = np.random.default_rng(0)
+    for w in model.weights:
+        for k in range(len(w)):
+            w[k] = rng.standard_normal(w[k].shape).astype(w[k].dtype)
+    sentences = [["Making", "cakes", "went"], ["baking"], ["the", "cakes", "Making", "bikes"]]
+    forms = [f for s in sentences for f in s]
+    tags = np.array([0, 1, 0, 0, 1, 1, 0, 1])
+    lem = Lemmatizer({}, {"went": "go"}, model)
+    assert lem._per_pair == (templates is TEMPLATES)
+    layout, atoms = lem.rules.layout(sentences)
+    expected = lem.lemmatize(forms, tags, layout, atoms, layout.scatter(tags, 2))
+    lem.clear_cache()
+    assert lem.lemmatize_words(forms, tags, [len(s) for s in sentences]) == expected
+    assert expected[2] == "go"

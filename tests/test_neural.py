@@ -375,3 +375,37 @@ def test_distinct_rows_gives_each_row_its_distinct_row():
     np.testing.assert_array_equal(rows[index], x)
     empty_rows, empty_index = distinct_rows(np.zeros((0, 3), dtype=np.float32))
     assert empty_rows.shape == (0, 3) and empty_index.shape == (0,)
+
+
+def test_packing_maps_each_packed_row_to_its_word_in_sentence_order():
+    # lengths 2 and 3: the rows run longest first, step by step: (s1 w0) (s0 w0) (s1 w1) (s0 w1) (s1 w2);
+    # the words in sentence order are s0 w0, s0 w1, s1 w0, s1 w1, s1 w2
+    import numpy as np
+    from nlpipe.models.neural_numpy import Packing
+
+    packing = Packing(np.array([2, 3]), 3)
+    assert packing.steps.tolist() == [2, 2, 1]
+    assert packing.word_rows.tolist() == [2, 0, 3, 1, 4]
+
+
+def test_numpy_bilstm_from_distinct_rows_equals_it_from_padded_inputs():
+    # the same words given as distinct input rows and the row of each word (sentence after sentence)
+    # get the states the padded batch gets, bit for bit, in the same packed order
+    import numpy as np
+    import torch
+    from nlpipe.models.neural_numpy import BiLSTMStack as NumpyStack
+    from nlpipe.nn.parser_encoder import BiLSTMStack
+
+    torch.manual_seed(2)
+    params = {k: v.numpy() for k, v in BiLSTMStack(6, 4, 2, 0.0).state_dict().items()}
+    stack = NumpyStack(params, "")
+    vocab = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    sentences = [[0, 1, 0], [3], [2, 2, 1, 0, 3]]
+    lengths = np.array([len(s) for s in sentences])
+    padded = np.zeros((3, 5, 6), dtype=np.float32)
+    for i, s in enumerate(sentences):
+        padded[i, :len(s)] = vocab[s]
+    expected, packing = stack.packed(padded, lengths)
+    got, same = stack.packed(vocab, lengths, np.array([w for s in sentences for w in s]))
+    np.testing.assert_array_equal(got, expected)
+    assert same.word_rows.tolist() == packing.word_rows.tolist()

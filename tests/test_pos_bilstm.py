@@ -382,3 +382,30 @@ def test_probs_add_only_confidences(model_dir, proper_linear, tmp_path):
         assert 0.0 < float(fields.pop("UPOSProb")) <= 1.0 and 0.0 < float(fields.pop("XPOSProb")) <= 1.0
         fields.pop("LemmaProb", None)
         assert b[:MISC] == a[:MISC] and fields == dict(kv.split("=", 1) for kv in a[MISC].split("|") if "=" in kv)
+
+
+def test_numpy_predict_with_a_prior_and_a_feats_dictionary_equals_torch_predict():
+    # numpy scores each distinct form's input once and only the words' rows (no padding); the labels,
+    # the product with a prior and the FEATS a dictionary allows ("dog": plural only) are torch's
+    from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, TaggerModel
+
+    torch.manual_seed(3)
+    vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog", "bird"], "affixes": ["s1:g", "p1:d", "s2:es"],
+             "tags": ["NOUN\tNN", "VERB\tVBZ", "PUNCT\t."], "feats": ["_", "Number=Sing", "Number=Plur"],
+             "feats_dictionary": [["dog", "Number=Plur"]]}
+    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=2, char_dim=0)
+    model = TaggerModel(vocab, hyper)
+    with torch.no_grad():
+        for p in model.net.parameters():
+            p.normal_(0, 0.5)
+    twin = TaggerModel(vocab, hyper, params={k: v.numpy().copy() for k, v in model.net.state_dict().items()})
+    sents = [["The", "dog", "sees", "dog", "."], ["Cats", "."], ["A", "dog", "sees", "a", "bird", "at", "night"]]
+    rng = np.random.default_rng(0)
+    rows = [rng.standard_normal((len(s), 3)).astype(np.float32) for s in sents]
+    for prior in (None, lambda: rows):
+        expected, got = model.predict(sents, prior, scores=True), twin.predict(sents, prior, scores=True)
+        assert got["tags"] == expected["tags"] and got["feats"] == expected["feats"]
+        assert [len(r) for r in got["tags"]] == [5, 2, 7]
+        for g, e in zip(got["tag_scores"], expected["tag_scores"]):
+            np.testing.assert_allclose(g, e, atol=1e-4, rtol=1e-4)
+        assert all(f == 2 for s, row in zip(sents, got["feats"]) for w, f in zip(s, row) if w == "dog")

@@ -53,6 +53,14 @@ DEFAULT_HYPER: Dict[str, Any] = {
 CHAR_FILTERS_WITHOUT_VECTORS = 64   # the character CNN's default where the tagger has no word vectors
 
 
+def padded(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Rows ``[n_i, width]`` of sentences as one ``[len(rows), longest, width]`` array, padding 0."""
+    out = np.zeros((len(rows), max((len(r) for r in rows), default=0), width), dtype=np.float32)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
 class TaggerModel:
     """The vocabularies, the label sets and the network together. ``vocab``: ``words``, ``vectors``,
     ``affixes`` (entries without the specials), ``tags`` (joint labels) and ``feats`` (may be empty)."""
@@ -74,9 +82,9 @@ class TaggerModel:
         self._forms: Dict[str, Tuple[int, ...]] = {}
         self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
         self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
-        # sentences of a batch -> [b, N, n_tags] weighted log-probabilities of another tagger, added to
-        # this one's tag log-probabilities (None: the tags are this network's alone)
-        self.tag_prior: Optional[Callable[[Sequence[Sequence[str]]], np.ndarray]] = None
+        # sentences of a batch -> per sentence [n, n_tags] weighted log-probabilities of another tagger,
+        # added to this one's tag log-probabilities (None: the tags are this network's alone)
+        self.tag_prior: Optional[Callable[[Sequence[Sequence[str]]], List[np.ndarray]]] = None
         self.inference: Optional[TaggerInference] = None
         self.torch: Any = None
         if params is not None:
@@ -199,44 +207,71 @@ class TaggerModel:
         """Id arrays as torch tensors on the model's device."""
         return {k: self.torch.from_numpy(v).to(self.device) for k, v in a.items()}
 
-    def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[Callable[[], np.ndarray]] = None,
+    def predict(self, sentences: Sequence[Sequence[str]], prior: Optional[Callable[[], List[np.ndarray]]] = None,
                 scores: bool = False) -> Dict[str, Any]:
         """Label ids of every head for every word of one batch of sentences (lists of forms);
-        ``prior``: a function giving :attr:`tag_prior`'s ``[b, N, n_tags]`` for these sentences,
-        called once the network has run, so that it may be computed meanwhile (None: computed here
-        where there is a tag prior). With ``scores``, also ``"tag_scores"``: per sentence ``[n, n_tags]``,
-        the scores the tags were chosen from (logits; with a prior, the product's log-probabilities)."""
+        ``prior``: a function giving :attr:`tag_prior`'s rows for these sentences, called once the
+        network has run, so that they may be computed meanwhile (None: computed here where there is a
+        tag prior). With ``scores``, also ``"tag_scores"``: per sentence ``[n, n_tags]``, the scores the
+        tags were chosen from (logits; with a prior, the product's log-probabilities)."""
         if prior is None and self.tag_prior is not None:
             prior = partial(self.tag_prior, sentences)
+        if self.inference is not None:
+            return self._predict_numpy(sentences, prior, scores)
         a = self.arrays(sentences)
         masks = self.feats_masks(sentences, a["mask"].shape[1])
-        tag_scores = None
-        if self.inference is not None:
-            if masks is None and prior is None and not scores:
-                best = self.inference.predict(a, a["lengths"])
-            else:
-                out = self.inference.scores(a, a["lengths"])
-                if masks is not None:
-                    out["feats"] = out["feats"] + masks
-                if prior is not None:
-                    out["tags"] = log_softmax(out["tags"]) + prior()
-                best = {k: s.argmax(-1) for k, s in out.items()}
-                tag_scores = out["tags"]
-        else:
-            torch = self.torch
-            self.net.eval()
-            with torch.no_grad():
-                out = self.net(self.tensors(a))
-                if masks is not None:
-                    out["feats"] = out["feats"] + torch.from_numpy(masks).to(out["feats"].device)
-                if prior is not None:
-                    out["tags"] = (torch.log_softmax(out["tags"].float(), -1)
-                                   + torch.from_numpy(prior()).to(out["tags"].device))
-                best = {k: s.argmax(-1).cpu().numpy() for k, s in out.items()}
-                tag_scores = out["tags"].float().cpu().numpy()
+        torch = self.torch
+        self.net.eval()
+        with torch.no_grad():
+            out = self.net(self.tensors(a))
+            if masks is not None:
+                out["feats"] = out["feats"] + torch.from_numpy(masks).to(out["feats"].device)
+            if prior is not None:
+                out["tags"] = (torch.log_softmax(out["tags"].float(), -1)
+                               + torch.from_numpy(padded(prior(), len(self.labels["tags"]))).to(out["tags"].device))
+            best = {k: s.argmax(-1).cpu().numpy() for k, s in out.items()}
+            tag_scores = out["tags"].float().cpu().numpy()
         ids: Dict[str, Any] = {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
         if scores:
             ids["tag_scores"] = [row[:len(s)] for row, s in zip(tag_scores, sentences)]
+        return ids
+
+    def distinct_arrays(self, sentences: Sequence[Sequence[str]]) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
+        """numpy: ``(arrays, which)``: the id arrays of :meth:`arrays` for the distinct forms of the
+        sentences, ``[U]`` (``affixes [U, N_AFFIXES]``, ``char_features [U, filters]``), and each word's
+        form among them ``which [n_words]``, sentence after sentence."""
+        index: Dict[str, int] = {}
+        which = np.fromiter((index.setdefault(f, len(index)) for s in sentences for f in s), dtype=np.int64)
+        forms = list(index)
+        ids = self.form_ids(forms)
+        a = {"words": ids[:, 0], "vectors": ids[:, 1], "shapes": ids[:, 2], "affixes": np.ascontiguousarray(ids[:, 3:])}
+        if self.chars is not None:
+            a["char_features"] = self.char_features([forms])[0]
+        return a, which
+
+    def _predict_numpy(self, sentences: Sequence[Sequence[str]], prior: Optional[Callable[[], List[np.ndarray]]],
+                       scores: bool) -> Dict[str, Any]:
+        """:meth:`predict` in numpy: each distinct form's input once, and only the words' rows scored
+        (no padding)."""
+        a, which = self.distinct_arrays(sentences)
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        out, packing = self.inference.packed_scores(a, lengths, which)   # type: ignore[union-attr]
+        words = packing.word_rows
+        masks = self.feats_masks(sentences, int(lengths.max()))
+        if masks is not None:
+            out["feats"] = out["feats"] + masks.reshape(-1, masks.shape[-1])[packing.index]
+        if prior is not None:
+            out["tags"] = log_softmax(out["tags"]) + np.concatenate(prior())[words]
+        ends = np.cumsum(lengths)[:-1]
+
+        def by_sentence(x: np.ndarray) -> List[np.ndarray]:
+            ordered = np.empty_like(x)
+            ordered[words] = x
+            return np.split(ordered, ends)
+
+        ids: Dict[str, Any] = {k: [row.tolist() for row in by_sentence(s.argmax(-1))] for k, s in out.items()}
+        if scores:
+            ids["tag_scores"] = by_sentence(out["tags"])
         return ids
 
     # saving and loading: config.json + vocab.json + weights.pt

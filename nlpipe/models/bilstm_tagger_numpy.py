@@ -6,11 +6,11 @@ of its saved state. Shapes as there: id arrays ``[b, N]`` (``affixes [b, N, N_AF
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from nlpipe.models.neural_numpy import BiLSTMStack, Linear, check_shapes, linear_shapes
+from nlpipe.models.neural_numpy import BiLSTMStack, Linear, Packing, check_shapes, linear_shapes
 from nlpipe.nn.features import SHAPES
 
 # the outputs: the joint UPOS<TAB>XPOS label, the whole FEATS string, the lemma's rewrite rule
@@ -76,23 +76,33 @@ class TaggerInference:
         y[~real] = -np.inf
         return y.max(1)
 
-    def scores(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> Dict[str, np.ndarray]:
-        """Label scores ``[b, N, n_labels]`` of every head (``lengths [b]``: words per row); the
-        character CNN's output comes from ``a["char_features"] [b, N, filters]`` where given (e.g.
-        kept per form), else from ``a["chars"]``."""
+    def inputs(self, a: Dict[str, np.ndarray]) -> np.ndarray:
+        """The first layer's inputs ``[..., in]`` of id arrays ``words, vectors, shapes [...]`` and
+        ``affixes [..., N_AFFIXES]``; the character CNN's output comes from ``a["char_features"]
+        [..., filters]`` where given (e.g. kept per form), else from ``a["chars"] [..., L]``."""
         parts = [self.words[a["words"]]]
         if self.vectors is not None:
             parts.append(self.vectors[a["vectors"]])
-        parts += [self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(2)]
+        parts += [self.shapes[a["shapes"]], self.affixes[a["affixes"]].sum(-2)]
         if self.char_embed is not None:
             chars = a.get("char_features")
             if chars is None:
-                b, n, length = a["chars"].shape
-                chars = self.char_features(a["chars"].reshape(b * n, length)).reshape(b, n, -1)
+                *lead, length = a["chars"].shape
+                chars = self.char_features(a["chars"].reshape(-1, length)).reshape(*lead, -1)
             parts.append(chars)
-        h = self.lstm(np.concatenate(parts, -1), lengths)
-        return {name: head(h) for name, head in self.heads.items()}
+        return np.concatenate(parts, -1)
 
-    def predict(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> Dict[str, np.ndarray]:
-        """Label ids ``[b, N]`` of every head (padding positions: whatever scores highest there)."""
-        return {name: s.argmax(-1) for name, s in self.scores(a, lengths).items()}
+    def scores(self, a: Dict[str, np.ndarray], lengths: np.ndarray) -> Dict[str, np.ndarray]:
+        """Label scores ``[b, N, n_labels]`` of every head from padded id arrays ``[b, N]``
+        (:meth:`inputs`; ``lengths [b]``: words per row; padding positions 0)."""
+        out, packing = self.packed_scores(a, lengths)
+        return {name: packing.unpack(s) for name, s in out.items()}
+
+    def packed_scores(self, a: Dict[str, np.ndarray], lengths: np.ndarray, which: Optional[np.ndarray] = None
+                      ) -> Tuple[Dict[str, np.ndarray], Packing]:
+        """Label scores ``[P, n_labels]`` of every head for the words only, packed as the returned
+        :class:`~nlpipe.models.neural_numpy.Packing` says (``lengths [b]``: words per row), from
+        padded id arrays ``[b, N]`` (:meth:`inputs`), or with ``which [P]`` from the id arrays of
+        distinct forms ``[U]``, word ``k`` (sentence after sentence) being form ``which[k]``."""
+        h, packing = self.lstm.packed(self.inputs(a), lengths, which)
+        return {name: head(h) for name, head in self.heads.items()}, packing

@@ -17,7 +17,7 @@ pass, ``ptag``) lemmatizes everything else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -230,6 +230,28 @@ class Lemmatizer:
         """Lemmas of the tokens of a batch: ``forms`` and POS label ids ``tags`` [num_tokens] in
         token order, ``layout``/``atoms`` from ``self.rules.layout_flat`` (or a model with the same
         attributes), ``first`` the POS label ids in the padded layout (padding = number of labels)."""
+        return self._lemmatize(forms, tags, lambda at: self.scores(layout.g[at], atoms, first))
+
+    def lemmatize_words(self, forms: Sequence[str], tags: np.ndarray, lengths: Sequence[int]) -> List[str]:
+        """:meth:`lemmatize` for the sentences of ``lengths`` words whose forms, concatenated, are
+        ``forms`` (tag ids ``tags [num_tokens]``), with the classifier's word attributes worked out
+        only where it reads them: when its templates read the word alone, for the words the lexicon
+        does not know (each as a sentence of its own), else for every word."""
+        n_labels = len(self.tag_labels)
+
+        def scores(at: np.ndarray) -> np.ndarray:
+            if self._per_pair:
+                layout, atoms = self.rules.layout_flat([forms[i] for i in at.tolist()], [1] * len(at))
+                return self.scores(layout.g, atoms, layout.scatter(tags[at], n_labels))
+            layout, atoms = self.rules.layout_flat(forms, lengths)
+            return self.scores(layout.g[at], atoms, layout.scatter(tags, n_labels))
+
+        return self._lemmatize(forms, tags, scores)
+
+    def _lemmatize(self, forms: Sequence[str], tags: np.ndarray, scores: Callable[[np.ndarray], np.ndarray]
+                   ) -> List[str]:
+        """:meth:`lemmatize` given ``scores``: the rule scores ``[len(at), num_rules]`` of the tokens
+        at indices ``at``."""
         tag_list = tags.tolist()
         tagged, by_form = self._tagged_forms, self.by_form.get    # most forms: by form alone (see lookup)
         tagged_lookup = self._lookup_tagged
@@ -241,8 +263,7 @@ class Lemmatizer:
             left = [i for i in left if out[i] is None]
         if not self._per_pair:
             if left:
-                scores = self.scores(layout.g[np.array(left, dtype=np.int64)], atoms, first)
-                for i, row in zip(left, scores):
+                for i, row in zip(left, scores(np.array(left, dtype=np.int64))):
                     out[i] = self.choose(forms[i], row)
             return out  # type: ignore[return-value]
         chosen = self._chosen
@@ -255,7 +276,7 @@ class Lemmatizer:
             at = list(todo.values())
             if len(chosen) + len(at) > 200_000:
                 chosen.clear()
-            for pair, i, row in zip(todo, at, self.scores(layout.g[np.array(at, dtype=np.int64)], atoms, first)):
+            for pair, i, row in zip(todo, at, scores(np.array(at, dtype=np.int64))):
                 chosen[pair] = self.choose(forms[i], row)
         for i in left:
             out[i] = chosen[(forms[i], tag_list[i])]

@@ -107,6 +107,9 @@ class Packing:
         # packed row of (t, j) -> packed row of (length_j - 1 - t, j): each sequence read backwards
         self.reverse = offsets[longest_first[j] - 1 - t] + j
         self.shape = (len(lengths), n)
+        # packed row of (t, j) -> row of the same word among all words, sequence after sequence
+        firsts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self.word_rows = firsts[order][j] + t
 
     def pack(self, x: np.ndarray) -> np.ndarray:
         """``[b, T, d] -> [P, d]``."""
@@ -129,17 +132,29 @@ class BiLSTMStack:
         self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        packing = Packing(lengths, x.shape[1])
-        x, back = packing.pack(x), packing.reverse
+        rows, packing = self.packed(x, lengths)
+        return packing.unpack(rows)
+
+    def packed(self, x: np.ndarray, lengths: np.ndarray, which: Optional[np.ndarray] = None
+               ) -> Tuple[np.ndarray, "Packing"]:
+        """The states of the words only: ``(rows [P, 2H], packing)``, packed as :class:`Packing`
+        says (P = the sum of the lengths). With ``which [P]``, ``x [U, in]`` holds distinct inputs and
+        word ``k`` (sequence after sequence) reads row ``which[k]``."""
+        if which is None:
+            packing = Packing(lengths, x.shape[1])
+            rows, index = distinct_rows(packing.pack(x))
+        else:
+            packing = Packing(lengths, int(lengths.max(initial=0)))
+            rows, index = x, which[packing.word_rows]
+        back = packing.reverse
         for i, (fwd, bwd) in enumerate(self.layers):
             if i == 0:    # a word's first-layer input is its type's: each distinct row projected once
-                rows, index = distinct_rows(x)
                 f = fwd.run(fwd.project(rows), packing.steps, index)
                 b = bwd.run(bwd.project(rows), packing.steps, index[back])
             else:
                 f, b = fwd(x, packing.steps), bwd(x[back], packing.steps)
             x = np.concatenate([f, b[back]], -1)
-        return packing.unpack(x)
+        return x, packing
 
 
 def distinct_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -55,17 +55,9 @@ class LinearPrior:
         mapped *= np.float32(self.weight)
         return np.split(mapped, np.cumsum(lengths)[:-1]) if lengths else []
 
-    def __call__(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
-        """``[len(sentences), longest, n_tags]`` (float32; padding rows 0)."""
-        return padded(self.rows(sentences), len(self.columns))
-
-
-def padded(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
-    """Rows ``[n_i, width]`` of sentences as one ``[len(rows), longest, width]`` array, padding 0."""
-    out = np.zeros((len(rows), max((len(r) for r in rows), default=0), width), dtype=np.float32)
-    for i, r in enumerate(rows):
-        out[i, :len(r)] = r
-    return out
+    def __call__(self, sentences: Sequence[Sequence[str]]) -> List[np.ndarray]:
+        """:meth:`rows`."""
+        return self.rows(sentences)
 
 
 class BiLSTMPosTagger(Adapter, stage="pos"):
@@ -116,10 +108,9 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
             pool = ThreadPoolExecutor(1)
             rows = pool.submit(prior.rows, forms)
             pool.shutdown(wait=False)
-            width = len(prior.columns)
 
         def run(batch: List[int]) -> Dict[str, List[List[int]]]:
-            late = None if rows is None else lambda: padded([rows.result()[i] for i in batch], width)
+            late = None if rows is None else lambda: [rows.result()[i] for i in batch]
             return self.model.predict([forms[i] for i in batch], late, scores=self.probs)
 
         tags: List[List[int]] = [[] for _ in todo]
@@ -162,11 +153,13 @@ class BiLSTMPosTagger(Adapter, stage="pos"):
             if lemmatizer is None:
                 return None, None
             tag_ids = np.array(ids, dtype=np.int64)
-            layout, atoms = lemmatizer.rules.layout_flat(flat, [len(s) for s in forms])
+            lengths = [len(s) for s in forms]
+            if not self.probs:
+                return lemmatizer.lemmatize_words(flat, tag_ids, lengths), None
+            layout, atoms = lemmatizer.rules.layout_flat(flat, lengths)
             first = layout.scatter(tag_ids, len(self._pairs))
             lemmas = lemmatizer.lemmatize(flat, tag_ids, layout, atoms, first)
-            return lemmas, (lemmatizer.probabilities(flat, tag_ids, layout, atoms, first, lemmas, self.lemma_prob_scale)
-                            if self.probs else None)
+            return lemmas, lemmatizer.probabilities(flat, tag_ids, layout, atoms, first, lemmas, self.lemma_prob_scale)
         out = [apply_rule(f, self._rules[r]) or f for f, r in zip(flat, (r for row in rules for r in row))]
         if self.lemma_from == "lexicon+head":
             out = [lemmatizer.lookup(f, t) or lemma for f, t, lemma in zip(flat, ids, out)]   # type: ignore[union-attr]
