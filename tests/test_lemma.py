@@ -293,3 +293,25 @@ def test_lemmatizing_words_gives_the_lemmas_of_the_whole_layout(templates):
     lem.clear_cache()
     assert lem.lemmatize_words(forms, tags, [len(s) for s in sentences]) == expected
     assert expected[2] == "go"
+
+
+def test_a_lower_case_or_capitals_form_takes_the_lemma_of_its_other_writing_where_asked(tmp_path):
+    import numpy as np
+
+    # the lexicon knows "Mexico" and "MEXICO" as names with the lemma "Mexico", "Apple" (a name) and
+    # "APPLE" (a noun) with different lemmas, and "Paris"/"PARIS" with lemmas that disagree
+    by_form_tag = {"Mexico\tNOUN": "Mexico", "MEXICO\tNOUN": "Mexico", "Apple\tNOUN": "Apple",
+                   "APPLE\tVERB": "apple", "Paris\tNOUN": "Paris", "PARIS\tNOUN": "paris",
+                   "Mexico\tNOUN\tNN": "Mexico"}
+    forms = ["mexico", "MEXICO", "MeXiCo", "apple", "APPLE", "paris", "Apple", "mexicos"]
+    tags = np.array([1, 1, 1, 1, 0, 1, 1, 1])          # 0: VERB<TAB>VBG, 1: NOUN<TAB>NN
+    lem = _lemmatizer(["l\t\t\t\t"], by_form_tag=by_form_tag)
+    layout, atoms = lem.rules.layout([forms])
+    plain = lem.lemmatize(forms, tags, layout, atoms, layout.scatter(tags, 2))
+    assert plain == ["mexico", "Mexico", "mexico", "apple", "apple", "paris", "Apple", "mexicos"]
+    lem.cased_variants = True
+    assert lem.lemmatize(forms, tags, layout, atoms, layout.scatter(tags, 2)) == \
+        ["Mexico", "Mexico", "mexico", "Apple", "apple", "paris", "Apple", "mexicos"]
+    assert lem.lookup("mexico", 1) == "Mexico" and lem.lookup("mexico", 0) is None
+    lem.save(tmp_path / "lem")
+    assert Lemmatizer.load(tmp_path / "lem").lookup("apple", 1) == "Apple"

@@ -105,7 +105,8 @@ class Lemmatizer:
     """Lexicon lookups, then the rule classifier for the words left (see the module docstring)."""
 
     def __init__(self, by_form_tag: Dict[str, str], by_form: Dict[str, str], rules: TemplatedModel,
-                 known: Iterable[str] = (), known_bonus: float = 0.0, web_addresses: bool = False):
+                 known: Iterable[str] = (), known_bonus: float = 0.0, web_addresses: bool = False,
+                 cased_variants: bool = False):
         """``by_form_tag``: ``form<TAB>tag`` -> lemma, for whole POS labels and for their first
         field (the UPOS of a ``UPOS<TAB>XPOS`` label) alone; ``by_form``: form -> lemma;
         ``rules``: the classifier, whose labels are rules and whose ``ptag`` templates read the POS
@@ -113,7 +114,10 @@ class Lemmatizer:
         is one of them gets ``known_bonus`` added to its score (``provoking`` -> ``provoke``, not
         ``provok``); ``web_addresses``: a URL or e-mail address the lexicon does not know is its own
         lemma (:func:`~nlpipe.models.web_address.is_web_address`; the rules would lower-case one
-        with capitals, as most in training had none)."""
+        with capitals, as most in training had none); ``cased_variants``: a form the lexicon does not
+        know, written all in lower case or all in capitals, takes the lemma the lexicon gives the
+        same word written otherwise with the same UPOS (``mexico`` -> ``Mexico``, ``TEHRAN`` ->
+        ``Tehran``), where those writings agree on it."""
         self.by_form_tag = by_form_tag
         self.web_addresses = bool(web_addresses)
         self.by_form = by_form
@@ -145,6 +149,24 @@ class Lemmatizer:
         self._per_pair = all(not t.history and all(off == 0 for _, off in t.static) and set(t.first) <= {0}
                              for t in rules.templates)
         self._coarse = [label.split(SEP, 1)[0] for label in self.tag_labels]
+        self.cased_variants = cased_variants
+
+    @property
+    def cased_variants(self) -> bool:
+        return self._variants is not None
+
+    @cased_variants.setter
+    def cased_variants(self, on: bool) -> None:
+        self._variants: Optional[Dict[str, Optional[str]]] = None
+        if on:
+            variants: Dict[str, Optional[str]] = {}
+            for key, lemma in self.by_form_tag.items():
+                parts = key.split(SEP)
+                if len(parts) == 2:         # form<TAB>UPOS (whole labels have an XPOS field too)
+                    k = parts[0].lower() + SEP + parts[1]
+                    variants[k] = lemma if variants.get(k, lemma) == lemma else None
+            self._variants = {k: v for k, v in variants.items() if v is not None}
+        self._chosen.clear()
 
     @property
     def known_bonus(self) -> float:
@@ -214,10 +236,16 @@ class Lemmatizer:
         """The lexicon's lemma of ``form`` with POS label id ``tag``, or the form itself for a web
         address (see :attr:`web_addresses`); None: the rule classifier's to choose."""
         lemma = self._lookup_tagged(form, tag) if form in self._tagged_forms else self.by_form.get(form)
-        return lemma if lemma is not None else self._web(form)
+        return lemma if lemma is not None else self._unknown(form, tag)
 
-    def _web(self, form: str) -> Optional[str]:
-        return form if self.web_addresses and is_web_address(form) else None
+    def _unknown(self, form: str, tag: int) -> Optional[str]:
+        """The lemma of a form the lexicon does not know, where the web-address or cased-variant
+        rule gives one (see the constructor)."""
+        if self.web_addresses and is_web_address(form):
+            return form
+        if self._variants is not None and (form.islower() or form.isupper()):
+            return self._variants.get(form.lower() + SEP + self._coarse[tag])
+        return None
 
     def _lookup_tagged(self, form: str, tag: int) -> Optional[str]:
         """:meth:`lookup` for a form with form+tag entries."""
@@ -257,9 +285,9 @@ class Lemmatizer:
         tagged_lookup = self._lookup_tagged
         out: List[Optional[str]] = [tagged_lookup(f, t) if f in tagged else by_form(f) for f, t in zip(forms, tag_list)]
         left = [i for i, lemma in enumerate(out) if lemma is None]
-        if self.web_addresses:
+        if self.web_addresses or self._variants is not None:
             for i in left:
-                out[i] = self._web(forms[i])
+                out[i] = self._unknown(forms[i], tag_list[i])
             left = [i for i in left if out[i] is None]
         if not self._per_pair:
             if left:
@@ -341,6 +369,8 @@ class Lemmatizer:
                    "known_bonus": self.known_bonus}
         if self.web_addresses:
             lexicon["web_addresses"] = True
+        if self.cased_variants:
+            lexicon["cased_variants"] = True
         write_json(model_dir / LEXICON_FILE, lexicon)
         self.rules.save(model_dir / RULES_DIR, with_clusters=False, shared=shared)
 
@@ -354,4 +384,4 @@ class Lemmatizer:
                                     attributes)
         with model_errors(model_dir, "lemmatizer"):
             return cls(dict(lex["by_form_tag"]), dict(lex["by_form"]), rules, lex["known"], lex["known_bonus"],
-                       bool(lex.get("web_addresses", False)))
+                       bool(lex.get("web_addresses", False)), bool(lex.get("cased_variants", False)))

@@ -153,4 +153,10 @@ def train_lemmatizer(train: Sequence[MorphSentence], train_tags: Sequence[Sequen
     lemmatizer.known_bonus = max(tried, key=lambda b: (tried[b], -b))
     log(f"known-lemma bonus {lemmatizer.known_bonus} (dev accuracy by bonus: "
         f"{', '.join(f'{b}: {a:.2f}' for b, a in tried.items())})")
-    return lemmatizer, tried[lemmatizer.known_bonus]
+    score = tried[lemmatizer.known_bonus]
+    lemmatizer.cased_variants = True
+    with_variants = accuracy()
+    lemmatizer.cased_variants = with_variants > score        # kept where it gains on dev
+    log(f"lemmas of cased variants: dev {with_variants:.2f} against {score:.2f} without: "
+        f"{'kept' if lemmatizer.cased_variants else 'not kept'}")
+    return lemmatizer, max(score, with_variants)
