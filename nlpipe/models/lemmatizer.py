@@ -157,9 +157,9 @@ class Lemmatizer:
 
     @cased_variants.setter
     def cased_variants(self, on: bool) -> None:
-        self._variants: Optional[Dict[str, Optional[str]]] = None
+        self._variants: Optional[Dict[str, str]] = None     # lower-cased form<TAB>UPOS -> lemma
         if on:
-            variants: Dict[str, Optional[str]] = {}
+            variants: Dict[str, Optional[str]] = {}             # None: the writings disagree
             for key, lemma in self.by_form_tag.items():
                 parts = key.split(SEP)
                 if len(parts) == 2:         # form<TAB>UPOS (whole labels have an XPOS field too)
@@ -233,8 +233,9 @@ class Lemmatizer:
         return best
 
     def lookup(self, form: str, tag: int) -> Optional[str]:
-        """The lexicon's lemma of ``form`` with POS label id ``tag``, or the form itself for a web
-        address (see :attr:`web_addresses`); None: the rule classifier's to choose."""
+        """The lexicon's lemma of ``form`` with POS label id ``tag``, or for a form it does not know
+        the form itself for a web address or the lemma of a cased variant (see the constructor);
+        None: the rule classifier's to choose."""
         lemma = self._lookup_tagged(form, tag) if form in self._tagged_forms else self.by_form.get(form)
         return lemma if lemma is not None else self._unknown(form, tag)
 
