@@ -42,21 +42,12 @@ class LSTM:
         self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
         self.h = h
 
-    def project(self, x: np.ndarray) -> np.ndarray:
-        """The input's share of the gates: ``[..., in] -> [..., 4H]`` (see :meth:`run`)."""
-        xw = x @ self.w_ih
-        xw += self.bias
-        return xw
-
-    def __call__(self, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        """Packed time-major sequences ``x [P, in] -> [P, H]`` (see :meth:`run`)."""
-        return self.run(self.project(x), steps)
-
     def run(self, xw: np.ndarray, steps: np.ndarray, index: Optional[np.ndarray] = None) -> np.ndarray:
-        """The recurrence over packed time-major rows of :meth:`project` ``xw [P, 4H] -> [P, H]`` from
-        zero states: ``steps [T]`` rows run at each step, a prefix of the rows of the step before
-        (sequences sorted longest first), and step ``t``'s rows follow step ``t - 1``'s (see
-        :class:`Packing`). With ``index [P]``, row ``i`` is ``xw[index[i]]`` (``xw [U, 4H]``)."""
+        """The recurrence over the input's share of the gates (``x @ w_ih + bias``), packed time-major
+        rows ``xw [P, 4H] -> [P, H]``, from zero states: ``steps [T]`` rows run at each step, a prefix
+        of the rows of the step before (sequences sorted longest first), and step ``t``'s rows follow
+        step ``t - 1``'s (see :class:`Packing`). With ``index [P]``, row ``i`` is ``xw[index[i]]``
+        (``xw [U, 4H]``)."""
         h = self.h
         size = len(xw) if index is None else len(index)
         out = np.empty((size, h), dtype=np.float32)
@@ -130,6 +121,9 @@ class BiLSTMStack:
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
         self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
+        # both directions' input weights side by side: one product a layer ([in, 8H])
+        self.w_ih = [np.ascontiguousarray(np.concatenate([f.w_ih, b.w_ih], 1)) for f, b in self.layers]
+        self.bias = [np.concatenate([f.bias, b.bias]) for f, b in self.layers]
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         rows, packing = self.packed(x, lengths)
@@ -148,11 +142,16 @@ class BiLSTMStack:
             rows, index = x, which[packing.word_rows]
         back = packing.reverse
         for i, (fwd, bwd) in enumerate(self.layers):
-            if i == 0:    # a word's first-layer input is its type's: each distinct row projected once
-                f = fwd.run(fwd.project(rows), packing.steps, index)
-                b = bwd.run(bwd.project(rows), packing.steps, index[back])
+            # a word's first-layer input is its type's: each distinct row projected once; the backward
+            # direction reads its rows through ``back`` rather than from a reordered copy of its input
+            xw = (rows if i == 0 else x) @ self.w_ih[i]
+            xw += self.bias[i]
+            forward, backward = xw[:, :4 * fwd.h], xw[:, 4 * fwd.h:]
+            if i == 0:
+                f = fwd.run(forward, packing.steps, index)
+                b = bwd.run(backward, packing.steps, index[back])
             else:
-                f, b = fwd(x, packing.steps), bwd(x[back], packing.steps)
+                f, b = fwd.run(forward, packing.steps), bwd.run(backward, packing.steps, back)
             x = np.concatenate([f, b[back]], -1)
         return x, packing
 
