@@ -6,7 +6,7 @@ eval mode; the models that use them (:mod:`nlpipe.models.lisa_numpy`,
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -121,9 +121,15 @@ class BiLSTMStack:
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
         self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
-        # both directions' input weights side by side: one product a layer ([in, 8H])
-        self.w_ih = [np.ascontiguousarray(np.concatenate([f.w_ih, b.w_ih], 1)) for f, b in self.layers]
-        self.bias = [np.concatenate([f.bias, b.bias]) for f, b in self.layers]
+        # both directions' input weights side by side: one product a layer ([in, 8H]); each direction
+        # keeps a view of its half, so the weights are held once
+        self.w_ih: List[np.ndarray] = []
+        self.bias: List[np.ndarray] = []
+        for f, b in self.layers:
+            w, bias = np.ascontiguousarray(np.concatenate([f.w_ih, b.w_ih], 1)), np.concatenate([f.bias, b.bias])
+            f.w_ih, b.w_ih, f.bias, b.bias = w[:, :4 * f.h], w[:, 4 * f.h:], bias[:4 * f.h], bias[4 * f.h:]
+            self.w_ih.append(w)
+            self.bias.append(bias)
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         rows, packing = self.packed(x, lengths)
