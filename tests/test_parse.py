@@ -164,9 +164,11 @@ def test_untrained_model_still_gives_trees(tmp_path):
 def test_training_file_without_gold_heads_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_text(TREEBANK.replace("2\tdog\tdog\tNOUN\tNN\t_\t3", "2\tdog\tdog\tNOUN\tNN\t_\t_"), encoding="utf-8")
-    with pytest.raises(InputError) as e:
-        B.read_treebank(str(bad))
-    assert str(e.value).startswith(f"{bad}:4:") and "HEAD" in str(e.value)
+    for run_on_rate in (0.0, 1.0):
+        with pytest.raises(InputError) as e:
+            B.train(str(bad), str(bad), str(tmp_path / "m"), epochs=1, threads=1, hyper=TINY, vectors=VECTORS,
+                    log=io.StringIO(), run_on_rate=run_on_rate)
+        assert str(e.value).startswith(f"{bad}:4:") and "HEAD" in str(e.value)
 
 
 @pytest.mark.parametrize("damage", ["missing-weights", "corrupt-weights", "missing-vocab", "bad-config"])
@@ -220,6 +222,30 @@ def test_training_can_continue_from_a_model(model_dir, tmp_path):
     assert config["training"]["init"] == str(model_dir)
     assert config["training"]["scores"]["dev_las"] >= 90.0  # starts from the memorised model
     assert json.loads((tmp_path / "m" / "vocab.json").read_text()) == json.loads((model_dir / "vocab.json").read_text())
+
+
+def test_a_continued_model_keeps_its_language_unless_given(tmp_path):
+    train = tmp_path / "t.conllu"
+    train.write_text(TREEBANK, encoding="utf-8")
+    kw = dict(epochs=1, batch_tokens=8, threads=1, hyper=TINY, vectors=VECTORS, log=io.StringIO())
+    B.train(str(train), str(train), str(tmp_path / "en"), lang="en", **kw)
+    kw.pop("hyper"), kw.pop("vectors")
+    B.train(str(train), str(train), str(tmp_path / "on"), init=str(tmp_path / "en"), **kw)
+    B.train(str(train), str(train), str(tmp_path / "fr"), init=str(tmp_path / "en"), lang="fr", **kw)
+    assert [read_config(tmp_path / m, "parse")["language"] for m in ("en", "on", "fr")] == ["en", "en", "fr"]
+
+
+def test_training_with_run_on_sentences_joins_them_and_says_so(tmp_path):
+    train = tmp_path / "t.conllu"
+    train.write_text("# newpar\n" + TREEBANK, encoding="utf-8")     # one paragraph: a+b joined, then c
+    log = io.StringIO()
+    B.train(str(train), str(train), str(tmp_path / "m"), epochs=1, batch_tokens=8, threads=1, hyper=TINY,
+            vectors=VECTORS, log=log, run_on_rate=1.0)
+    assert "1 pairs of training sentences joined" in log.getvalue()
+    assert read_config(tmp_path / "m", "parse")["training"]["run_on_rate"] == 1.0
+    r = run_cli("train", "parse", "--parser", "transition", "--run-on", "0.1", "--train", str(train),
+                "--dev", str(train), "--out", str(tmp_path / "t"))
+    assert r.returncode == 2 and "--run-on" in r.stderr.decode()
 
 
 @pytest.mark.corpus
@@ -277,7 +303,7 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     monkeypatch.setattr(B, "train", lambda *a, **kw: calls.append(kw) or done)
     monkeypatch.setattr(T, "train_transition", lambda *a, **kw: calls.append(a[3]) or done)
     base = ["--train", "t", "--dev", "d", "--out", "m"]
-    for args in (base, base + ["--epochs", "3", "--lr", "0.1"],
+    for args in (base, base + ["--epochs", "3", "--lr", "0.1", "--run-on", "0.2"],
                  base + ["--parser", "transition"], base + ["--parser", "transition", "--epochs", "3", "--lr", "0.1"]):
         assert CliRunner().invoke(train_parse, args).exit_code == 0
     biaffine, biaffine_given, transition, transition_given = calls
@@ -286,7 +312,7 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "vectors": None, "glove_words_file": None,
                         "glove_vectors_file": None, "glove_top": 40000, "pos_source": "as in the training file",
                         "init": None}
-    assert (biaffine_given["epochs"], biaffine_given["lr"]) == (3, 0.1)
+    assert (biaffine_given["epochs"], biaffine_given["lr"], biaffine_given["run_on_rate"]) == (3, 0.1, 0.2)
     assert (transition.epochs, transition.lr, transition.min_count, transition.margin, transition.seed) == \
         (8, 0.02, 6, 1.0, 1)
     assert (transition_given.epochs, transition_given.lr) == (3, 0.1)

@@ -314,6 +314,10 @@ def _train_pos_bilstm(train_file: str, dev_file: str, out: str, as_json: bool, *
 @click.option("--hidden", type=int, default=None, help="Biaffine: BiLSTM units per direction (default 200).")
 @click.option("--layers", type=int, default=None, help="Biaffine: BiLSTM layers (default 3).")
 @O.init_model("Biaffine: continue training model M0 (e.g. on jack-knifed tags; its word vectors).")
+@click.option("--run-on", "run_on", type=click.FloatRange(0, 1), default=None, metavar="P",
+              help="Biaffine: join each training sentence with probability P to the next one of its paragraph "
+                   "(the second's root a parataxis of the first's), as a tokenizer that misses a sentence end "
+                   "hands them to the parser (default 0).")
 @O.VECTORS
 @O.GLOVE_WORDS
 @O.GLOVE_VECTORS
@@ -353,6 +357,7 @@ def _train_pos_bilstm(train_file: str, dev_file: str, out: str, as_json: bool, *
 def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: Optional[int], lr: Optional[float],
                 max_minutes: Optional[float], batch_tokens: Optional[int], decay: Optional[float],
                 ema: Optional[float], patience: Optional[int], hidden: Optional[int], layers: Optional[int], init: Optional[str],
+                run_on: Optional[float],
                 vectors: Optional[str], glove_words: Optional[str], glove_vectors: Optional[str], glove_top: int, mode: str,
                 train_margin: float, l2: float, average_every: int, min_count: int, explore: float,
                 explore_from: int, margin: Optional[float], checkpoints: Optional[str],
@@ -363,6 +368,8 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
 
     given = O.given(epochs=epochs, lr=lr)   # else each parser's own default
     if parser == "transition":
+        if run_on:
+            raise click.BadParameter("the transition parser trains on single sentences", param_hint="--run-on")
         options = transition.TrainOptions(mode=mode, margin=train_margin, l2=l2, average_every=average_every,
                                           min_count=min_count, explore=explore, explore_from=explore_from,
                                           seed=seed, **given)
@@ -375,7 +382,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
                                 glove_top=glove_top, pos_source=pos_source, init=init,
                                 **({"hyper": hyper} if hyper else {}),
                                 **O.given(max_minutes=max_minutes, batch_tokens=batch_tokens, decay=decay,
-                                          ema=ema, patience=patience, lang=lang),
+                                          ema=ema, patience=patience, lang=lang, run_on_rate=run_on),
                                 **given)
     best = result["best"]
     echo_result(result, f"parse: best dev UAS {best['uas']:.2f} LAS {best['las']:.2f} (epoch {best['epoch']}), "

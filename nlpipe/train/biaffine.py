@@ -20,9 +20,10 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
-from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example, read_treebank
+from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example
 from nlpipe.stages.parse import ParseStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
+from nlpipe.train.run_on import join_neighbours
 from nlpipe.train.vectors import Vectors, embeddings, load_vectors, parts, record, vocabulary
 
 
@@ -86,7 +87,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
           init: Optional[str] = None, ema: float = 0.999, patience: Optional[int] = 10, log: IO[str] = sys.stderr,
-          lang: str = UNDETERMINED) -> Dict[str, Any]:
+          lang: Optional[str] = None, run_on_rate: float = 0.0) -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
     ``vectors``, ``glove_words_file``, ``glove_vectors_file``: the word vectors, as
@@ -98,7 +99,10 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
     batches of a model trained from scratch: see :class:`~nlpipe.nn.weights.WeightAverage`). Training stops after ``epochs``, after
     ``patience`` epochs without a better dev LAS (None: never), or before passing ``max_minutes``,
     whichever comes first: a small treebank's epochs are short and its dev LAS decides, a large
-    one's time budget. ``lang`` is the training data's language code, recorded in the model.
+    one's time budget. ``lang`` is the training data's language code, recorded in the model (default:
+    ``init``'s, else undetermined). ``run_on_rate``: each training sentence is joined with this
+    probability to the next one of its paragraph (:func:`~nlpipe.train.run_on.join_neighbours`), so
+    that the parser learns the run-on sentences a tokenizer's missed sentence ends give it.
     """
     import torch
 
@@ -110,7 +114,19 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
 
     start = time.time()
     rng = seed_everything(seed, threads)
-    train_ex = read_treebank(train_path)
+    train_ex: List[Example] = []
+    starts: List[bool] = []         # whether each example begins a paragraph (or a document)
+    new_paragraph = True
+    for s in read_file(train_path):
+        new_paragraph = new_paragraph or s.meta("newpar") is not None or s.meta("newdoc") is not None
+        if s.words:
+            train_ex.append(_example(s, train_path, True))
+            starts.append(new_paragraph)
+            new_paragraph = False
+    if run_on_rate:
+        n = len(train_ex)
+        train_ex = join_neighbours(train_ex, starts, run_on_rate, seed)
+        say(f"parse: {n - len(train_ex)} pairs of training sentences joined (run-on rate {run_on_rate})")
     dev_sents = list(read_file(dev_path))
     for s in dev_sents:       # the dev file needs gold trees too
         if s.words:
@@ -118,8 +134,10 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
     if init is not None:
         config = read_config(Path(init), "parse")
         model = BiaffineModel.load(Path(init), config, resolve_device(device))
+        lang = lang or config.get("language") or UNDETERMINED
         vocab, hits, source = model.vocab, -1, config.get("training", {}).get("vectors")
     else:
+        lang = lang or UNDETERMINED
         vecs = load_vectors(vectors, lang, (f for e in train_ex for f in e.forms), glove_top, glove_words_file,
                             glove_vectors_file, say)
         hyper = dict(DEFAULT_HYPER, **(hyper or {}))
@@ -139,7 +157,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
     opt = adam(model.net.parameters(), lr=lr, betas=(0.9, 0.9))
     warmup = bool(ema) and init is None   # the average forgets random weights fast, not a trained model's
     training = training_block({"train": train_path, "dev": dev_path}, {}, seed=seed, init=init, pos=pos_source,
-                              ema=ema or None, ema_warmup=warmup or None, vectors=source)
+                              ema=ema or None, ema_warmup=warmup or None, vectors=source,
+                              run_on_rate=run_on_rate or None)
     trainer = BiaffineTrainer(model, train_ex, dev_sents, batch_tokens, Path(out_dir), training, start, lang)
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=warmup, patience=patience,
                       max_minutes=max_minutes, start=start,
