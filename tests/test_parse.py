@@ -235,6 +235,17 @@ def test_a_continued_model_keeps_its_language_unless_given(tmp_path):
     assert [read_config(tmp_path / m, "parse")["language"] for m in ("en", "on", "fr")] == ["en", "en", "fr"]
 
 
+def test_treebank_paragraph_marks_follow_newpar_and_newdoc(tmp_path):
+    from nlpipe.models.biaffine import read_treebank_paragraphs
+
+    a, b, c = TREEBANK.split("\n\n")[:3]
+    path = tmp_path / "t.conllu"
+    path.write_text("\n\n".join([a, "# newpar\n" + b, c, "# newdoc id = d2\n" + a, c]) + "\n\n", encoding="utf-8")
+    examples, starts = read_treebank_paragraphs(str(path))
+    assert [len(e.forms) for e in examples] == [4, 7, 3, 4, 3]
+    assert starts == [True, True, False, True, False]
+
+
 def test_training_with_run_on_sentences_joins_them_and_says_so(tmp_path):
     train = tmp_path / "t.conllu"
     train.write_text("# newpar\n" + TREEBANK, encoding="utf-8")     # one paragraph: a+b joined, then c

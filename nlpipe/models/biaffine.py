@@ -50,7 +50,23 @@ def _example(sent: Sentence, path: str, gold: bool) -> Example:
 
 def read_treebank(path: str) -> List[Example]:
     """Gold examples of a CoNLL-U file (sentences without words are skipped), for training."""
-    return [_example(s, path, True) for s in read_file(path) if s.words]
+    return read_treebank_paragraphs(path)[0]
+
+
+def read_treebank_paragraphs(path: str) -> Tuple[List[Example], List[bool]]:
+    """:func:`read_treebank`, and whether each example's sentence begins a paragraph
+    (:attr:`~nlpipe.io.conllu.Sentence.starts_paragraph`; the file's first sentence does, and a
+    skipped sentence passes its mark on to the next one)."""
+    examples: List[Example] = []
+    starts: List[bool] = []
+    new_paragraph = True
+    for s in read_file(path):
+        new_paragraph = new_paragraph or s.starts_paragraph
+        if s.words:
+            examples.append(_example(s, path, True))
+            starts.append(new_paragraph)
+            new_paragraph = False
+    return examples, starts
 
 
 

@@ -20,7 +20,7 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
-from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example
+from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example, read_treebank_paragraphs
 from nlpipe.stages.parse import ParseStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.run_on import join_neighbours
@@ -114,15 +114,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
 
     start = time.time()
     rng = seed_everything(seed, threads)
-    train_ex: List[Example] = []
-    starts: List[bool] = []         # whether each example begins a paragraph (or a document)
-    new_paragraph = True
-    for s in read_file(train_path):
-        new_paragraph = new_paragraph or s.meta("newpar") is not None or s.meta("newdoc") is not None
-        if s.words:
-            train_ex.append(_example(s, train_path, True))
-            starts.append(new_paragraph)
-            new_paragraph = False
+    train_ex, starts = read_treebank_paragraphs(train_path)
     if run_on_rate:
         n = len(train_ex)
         train_ex = join_neighbours(train_ex, starts, run_on_rate, seed)
