@@ -48,14 +48,15 @@ class ScriptCheck:
     def feed(self, text: str) -> Optional[str]:
         if self.done:
             return None
+        seen = sum(self.counts.values())
         for ch in text:
             s = script(ch)
             if s is not None:
                 self.counts[s] += 1
-        seen = sum(self.counts.values())
-        if seen < SAMPLE:
-            return None
-        return self.finish()
+                seen += 1
+                if seen == SAMPLE:
+                    return self.finish()
+        return None
 
     def finish(self) -> Optional[str]:
         """The warning, if any, from what was fed (called by :meth:`feed`, and at the end of an input)."""
