@@ -27,20 +27,28 @@ class Linear:
         return y.reshape(*x.shape[:-1], y.shape[-1])
 
 
-class LSTM:
-    """One direction of one ``nn.LSTM`` layer. Every gate is computed from one ``exp``:
-    ``sigmoid(x) = 1 / (1 + exp(-x))`` and ``tanh(x) = 2 sigmoid(2x) - 1``, with the factors -1 and -2
-    folded into the weights (exact in floating point) and the rows reordered to i, f, o, g."""
+def gate_weights(p: Dict[str, np.ndarray], prefix: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(w_ih [in, 4H], w_hh [H, 4H], bias [4H])`` of one direction of one ``nn.LSTM`` layer, as
+    :class:`LSTM` computes its gates: the rows reordered to i, f, o, g and the factors -1 and -2 of
+    ``sigmoid(x) = 1 / (1 + exp(-x))`` and ``tanh(x) = 2 sigmoid(2x) - 1`` folded in (exact in
+    floating point)."""
+    w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
+    h = w_hh.shape[1]
+    order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
+    scale = np.where(np.arange(4 * h) < 3 * h, np.float32(-1.0), np.float32(-2.0))[:, None]
+    bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
+    return np.ascontiguousarray((w_ih[order] * scale).T), np.ascontiguousarray((w_hh[order] * scale).T), bias
 
-    def __init__(self, p: Dict[str, np.ndarray], prefix: str):
-        w_ih, w_hh = p[prefix + "weight_ih_l0"], p[prefix + "weight_hh_l0"]
-        h = w_hh.shape[1]
-        order = np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
-        scale = np.where(np.arange(4 * h) < 3 * h, np.float32(-1.0), np.float32(-2.0))[:, None]
-        self.w_ih = np.ascontiguousarray((w_ih[order] * scale).T)             # [in, 4H]
-        self.w_hh = np.ascontiguousarray((w_hh[order] * scale).T)             # [H, 4H]
-        self.bias = (p[prefix + "bias_ih_l0"] + p[prefix + "bias_hh_l0"])[order] * scale[:, 0]
-        self.h = h
+
+class LSTM:
+    """The recurrence of one direction of one ``nn.LSTM`` layer, every gate computed from one ``exp``
+    (see :func:`gate_weights`); the input's share of the gates comes precomputed (:class:`BiLSTMStack`
+    projects both directions of a layer in one product)."""
+
+    def __init__(self, w_hh: np.ndarray):
+        """``w_hh [H, 4H]``: the recurrent weights as :func:`gate_weights` gives them."""
+        self.w_hh = w_hh
+        self.h = w_hh.shape[0]
 
     def run(self, xw: np.ndarray, steps: np.ndarray, index: Optional[np.ndarray] = None) -> np.ndarray:
         """The recurrence over the input's share of the gates (``x @ w_ih + bias``), packed time-major
@@ -120,16 +128,16 @@ class BiLSTMStack:
 
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
-        self.layers = [(LSTM(p, f"{prefix}fwd.{i}."), LSTM(p, f"{prefix}bwd.{i}.")) for i in layers]
-        # both directions' input weights side by side: one product a layer ([in, 8H]); each direction
-        # keeps a view of its half, so the weights are held once
+        self.layers: List[Tuple[LSTM, LSTM]] = []
+        # both directions' input weights side by side: one product a layer ([in, 8H])
         self.w_ih: List[np.ndarray] = []
         self.bias: List[np.ndarray] = []
-        for f, b in self.layers:
-            w, bias = np.ascontiguousarray(np.concatenate([f.w_ih, b.w_ih], 1)), np.concatenate([f.bias, b.bias])
-            f.w_ih, b.w_ih, f.bias, b.bias = w[:, :4 * f.h], w[:, 4 * f.h:], bias[:4 * f.h], bias[4 * f.h:]
-            self.w_ih.append(w)
-            self.bias.append(bias)
+        for i in layers:
+            fw_ih, fw_hh, f_bias = gate_weights(p, f"{prefix}fwd.{i}.")
+            bw_ih, bw_hh, b_bias = gate_weights(p, f"{prefix}bwd.{i}.")
+            self.layers.append((LSTM(fw_hh), LSTM(bw_hh)))
+            self.w_ih.append(np.ascontiguousarray(np.concatenate([fw_ih, bw_ih], 1)))
+            self.bias.append(np.concatenate([f_bias, b_bias]))
 
     def __call__(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         rows, packing = self.packed(x, lengths)
