@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The throughput issue's GPU rows in one run, for a machine with a CUDA device (or ``--device cpu`` to try it).
 
-    python bench/gpu.py [--copies 32] [--jobs 1,4,16] [--train parse,srl,ner] [--limit 120] [--json FILE]
+    python bench/gpu.py [--copies 32] [--jobs 1,4,16] [--train parse,srl,ner] [--precision fp32,bf16]
+                        [--limit 120] [--json FILE]
 
 Rows, each a whole command, start-up and loading included:
 
@@ -11,8 +12,9 @@ Rows, each a whole command, start-up and loading included:
   ``D`` and on the CPU, en_ewt test raw text once;
 - ``memory``: one 2,000-word sentence and a 200,000-word chunk through the chain (``--batch`` large)
   without running out of memory;
-- ``train-STAGE``: seconds of one epoch of ``nlpipe train STAGE --device D --epochs 1`` on the data of
-  docs/training.md (the training log's epoch time, dev scoring included; ``seconds``: the whole command).
+- ``train-STAGE``, ``train-STAGE-bf16``: seconds of one epoch of ``nlpipe train STAGE --device D --epochs 1
+  --precision P`` on the data of docs/training.md, for each P of ``--precision`` (the training log's epoch
+  time, dev scoring included; ``seconds``: the whole command; ``dev``: the log's dev scores after it).
 
 Any command running past ``--limit`` seconds is stopped and reported as such, so that one slow row
 cannot use up a short lease on the machine. Corpora come from ``$NLPIPE_CORPORA`` (default
@@ -79,6 +81,7 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=32, help="copies of en_ewt test raw text for the annotate rows")
     ap.add_argument("--jobs", default="1,4,16", help="comma-separated --jobs of the annotate rows")
     ap.add_argument("--train", default="parse,srl,ner", help="comma-separated stages whose epoch is timed ('' none)")
+    ap.add_argument("--precision", default="fp32,bf16", help="comma-separated --precision of the training rows")
     ap.add_argument("--limit", type=float, default=120.0, help="seconds any one command may run")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the result as JSON")
     args = ap.parse_args()
@@ -117,12 +120,15 @@ def main() -> None:
         rows["memory"] = r
         for stage in [s for s in args.train.split(",") if s]:
             data = training_files(stage, tmp, args.limit)
-            cmd = NLPIPE + ["train", stage, "--train", str(data[0]), "--dev", str(data[1]),
-                            "--out", str(tmp / f"m-{stage}"), "--device", d, "--epochs", "1"]
-            r = run(cmd, args.limit)
-            found = EPOCH.search(r["stderr"])
-            r["epoch_seconds"] = float(found.group(1)) if found else None
-            rows[f"train-{stage}"] = r
+            for precision in [p for p in args.precision.split(",") if p]:
+                cmd = NLPIPE + ["train", stage, "--train", str(data[0]), "--dev", str(data[1]),
+                                "--out", str(tmp / f"m-{stage}-{precision}"), "--device", d, "--epochs", "1",
+                                "--precision", precision]
+                r = run(cmd, args.limit)
+                found = EPOCH.search(r["stderr"])
+                r["epoch_seconds"] = float(found.group(1)) if found else None
+                r["dev"] = found.group(0).split("dev ", 1)[-1].split("  (")[0] if found else None
+                rows[f"train-{stage}" + ("" if precision == "fp32" else f"-{precision}")] = r
     for name, r in rows.items():
         shown = {k: v for k, v in r.items() if k != "stderr" and v is not None}
         print(f"{name:<14} {json.dumps(shown)}")

@@ -72,12 +72,13 @@ def _glove(tmp_path: Path) -> list:
     ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8", "--emb", "4",
      "--dilations", "1,2", "--length", "32", "--min-char", "1"],
 ])
-def test_training_steps_run_on_cuda(tmp_path, command):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_training_steps_run_on_cuda(tmp_path, command, precision):
     paths = {"srl": str(FIX / "srl" / "train.conllu"), "ner": str(FIX / "ner" / "tiny.conll"),
              "tok": str(FIX / "tok_small.conllu")}
     args = [a.format(**paths) for a in command]
     extra = _glove(tmp_path) if command[1] in ("srl", "ner", "parse") else []
-    r = run_cli(*args, "--out", str(tmp_path / "m"), "--device", "cuda", "--json", *extra)
+    r = run_cli(*args, "--out", str(tmp_path / "m"), "--device", "cuda", "--precision", precision, "--json", *extra)
     assert r.returncode == 0, r.stderr.decode()
     json.loads(r.stdout.decode().strip().splitlines()[-1])
     assert (tmp_path / "m" / "config.json").is_file()

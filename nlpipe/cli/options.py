@@ -8,6 +8,8 @@ default and one spelling everywhere.
 Defaults, and why:
 - ``--device cpu``: a filter's output and a trained model are then the same on every machine (a
   GPU gives other floating-point sums); a GPU is used when asked for (``cuda``, or ``auto``).
+- ``--precision fp32``: bf16 is faster only where the hardware has it, and its dev scores are a
+  recipe's choice.
 - ``--seed 1``, ``--threads 1``: reproducible runs that stay polite on a shared machine.
 - ``--vectors``: GloVe 6B 50d (the ``train`` extra) for English, none for other languages, whose
   models then know only their training words (and nothing English).
@@ -23,6 +25,7 @@ from typing import Any, Callable, Optional
 import click
 
 from nlpipe.io.render import FORMATS
+from nlpipe.nn.precision import PRECISIONS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -37,6 +40,10 @@ MODEL = click.option("-m", "--model", default=None, metavar="M",
                           "see 'nlpipe models').")
 DEVICE = click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
                       help="Where torch models run (auto: cuda when available).")
+PRECISION = click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True,
+                         help="Training arithmetic of the networks: bf16 runs their products in bfloat16 "
+                              "(mixed precision; weights and losses stay float32): faster on GPUs and on CPUs "
+                              "with AVX512-BF16 or AMX, slower on other CPUs. Saved models are float32.")
 AS_JSON = click.option("--json", "as_json", is_flag=True,
                        help="Print the result as one JSON object on stdout (the summary for people then goes to "
                             "stderr).")

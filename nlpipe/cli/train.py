@@ -99,6 +99,7 @@ def _log(prefix: str = "") -> Callable[[str], None]:
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @O.AS_JSON
 def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[str], out: str, scores: Optional[str],
                    batch_windows: int, ema: float, max_minutes: Optional[float], lang: Optional[str], as_json: bool,
@@ -106,6 +107,8 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
     """Train the character segmenter (tokens, sentences, multiword tokens), or with --method rules the
     rule tokenizer; write it to --out."""
     if method == "rules":
+        if options["precision"] != "fp32":
+            raise NlpipeError("--precision applies to the trained segmenter, not to --method rules")
         import json
         from pathlib import Path
 
@@ -181,6 +184,7 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @click.option("--l2", type=float, default=0.3, show_default=True, help="l2 regularisation.")
 @click.option("--min-count", type=int, default=2, show_default=True, help="Keep features seen this often.")
 @click.option("--wrapper-steps", type=int, default=10, show_default=True,
@@ -214,7 +218,7 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
               epochs: Optional[int], lr: Optional[float], hidden: Optional[int], layers: Optional[int],
               char_filters: Optional[int], lemma_head: Optional[bool],
               batch_tokens: Optional[int], patience: Optional[int], linear_tagger: Optional[str],
-              max_minutes: Optional[float], threads: int, device: str, l2: float, min_count: int,
+              max_minutes: Optional[float], threads: int, device: str, precision: str, l2: float, min_count: int,
               wrapper_steps: int, wrapper_sample: int,
               wrapper_epochs: int, templates: Optional[str], clusters: bool, vectors: Any, raw: Tuple[str, ...],
               glove_words: Optional[str],
@@ -229,11 +233,13 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
     if arch == "bilstm":
         _train_pos_bilstm(train_file, dev_file, out, vectors=vectors, glove_words_file=glove_words,
                           glove_vectors_file=glove_vectors, glove_top=glove_top, seed=seed, threads=threads,
-                          device=device, morph=morph, as_json=as_json, linear=linear_tagger,
+                          device=device, precision=precision, morph=morph, as_json=as_json, linear=linear_tagger,
                           **O.given(epochs=epochs, lr=lr, max_minutes=max_minutes, batch_tokens=batch_tokens,
                                     patience=patience, lang=lang),
                           hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters, lemma_head=lemma_head))
         return
+    if precision != "fp32":
+        raise NlpipeError("--precision applies to --arch bilstm (the linear tagger trains in numpy)")
     from nlpipe.linear.dfs import checkpoint_schedule
     from nlpipe.train.pos import TrainOptions, read_templates, train_model
 
@@ -353,6 +359,7 @@ def _train_pos_bilstm(train_file: str, dev_file: str, out: str, as_json: bool, *
 @O.SEED
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @O.AS_JSON
 def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: Optional[int], lr: Optional[float],
                 max_minutes: Optional[float], batch_tokens: Optional[int], decay: Optional[float],
@@ -362,7 +369,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
                 train_margin: float, l2: float, average_every: int, min_count: int, explore: float,
                 explore_from: int, margin: Optional[float], checkpoints: Optional[str],
                 clusters_path: Optional[str], pos_source: str, lang: Optional[str], seed: int, threads: int,
-                device: str, as_json: bool) -> None:
+                device: str, precision: str, as_json: bool) -> None:
     """Train a dependency parser: nlpipe train parse [--parser transition] --train T --dev D --out M."""
     from nlpipe.train import biaffine, transition
 
@@ -370,6 +377,9 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
     if parser == "transition":
         if run_on:
             raise click.BadParameter("the transition parser trains on single sentences", param_hint="--run-on")
+        if precision != "fp32":
+            raise click.BadParameter("applies to the biaffine parser (the transition parser is linear)",
+                                     param_hint="--precision")
         options = transition.TrainOptions(mode=mode, margin=train_margin, l2=l2, average_every=average_every,
                                           min_count=min_count, explore=explore, explore_from=explore_from,
                                           seed=seed, **given)
@@ -378,6 +388,7 @@ def train_parse(parser: str, train_file: str, dev_file: str, out: str, epochs: O
     else:
         hyper = O.given(hidden=hidden, layers=layers)
         result = biaffine.train(train_file, dev_file, out, seed=seed, threads=threads, device=device,
+                                precision=precision,
                                 vectors=vectors, glove_words_file=glove_words, glove_vectors_file=glove_vectors,
                                 glove_top=glove_top, pos_source=pos_source, init=init,
                                 **({"hyper": hyper} if hyper else {}),
@@ -456,6 +467,7 @@ def train_parse_feats(train_file: str, dev_file: str, parser_model: str, pos_mod
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @O.AS_JSON
 def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], **options: Any) -> None:
     """Train an NER model (ID-CNN or Bi-LSTM, greedy or CRF) and write it to --out."""
@@ -505,6 +517,7 @@ def train_ner(as_json: bool, max_minutes: Optional[float], lang: Optional[str], 
 @O.SEED
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @O.AS_JSON
 def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Optional[float], lang: Optional[str],
               **options: Any) -> None:
@@ -539,10 +552,12 @@ def train_srl(as_json: bool, train_file: str, dev_file: str, max_minutes: Option
 @O.MAX_MINUTES
 @O.THREADS
 @O.DEVICE
+@O.PRECISION
 @O.AS_JSON
 def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_options: tuple,
                    vectors: Optional[str], raw: Tuple[str, ...], lang: Optional[str], seed: int,
-                   max_minutes: Optional[float], threads: int, device: str, as_json: bool) -> None:
+                   max_minutes: Optional[float], threads: int, device: str, precision: str,
+                   as_json: bool) -> None:
     """Train a whole pipeline (tokenizer, both taggers, both parsers) from a treebank's train and dev
     files into DIR; print each part's dev scores. Run it with 'nlpipe annotate --models DIR'. Within
     --max-minutes (default 55): the tokenizer and the BiLSTM tagger take at most a quarter each, the
@@ -557,6 +572,7 @@ def train_pipeline(train_file: str, dev_file: str, out: str, parts: str, part_op
         part, name, value = parse_part_option(text)
         per_part.setdefault(part, {})[name] = value
     options = PipelineOptions(lang=lang or UNDETERMINED, seed=seed, threads=threads, device=device,
+                              precision=precision,
                               vectors=vectors_or_raw(vectors, raw, seed, log=_log()),
                               max_minutes=max_minutes, part_options=per_part,
                               parts=[p.strip() for p in parts.split(",") if p.strip()])

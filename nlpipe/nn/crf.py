@@ -52,7 +52,8 @@ class CRF(nn.Module):
         return s + end[last]
 
     def nll(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Mean negative log-likelihood per token of the gold sequences."""
+        """Mean negative log-likelihood per token of the gold sequences (in float32 at least)."""
+        emissions = emissions.float()   # bf16 training: the sums over a sentence need float32
         total = (self.log_partition(emissions, mask) - self.score(emissions, tags, mask)).sum()
         return total / mask.sum().clamp(min=1)
 

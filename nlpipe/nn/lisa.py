@@ -92,7 +92,7 @@ class AttentionLayer(nn.Module):
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(self.dk)
-        att = att.masked_fill(~mask[:, None, None, :], -1e9).softmax(-1)
+        att = att.float().masked_fill(~mask[:, None, None, :], -1e9).softmax(-1)   # float32 under bf16 autocast
         att = F.dropout(att, self.attn_dropout, self.training)
         if head0 is not None:
             att = torch.cat([head0[:, None].to(att.dtype), att[:, 1:]], 1)

@@ -61,4 +61,4 @@ class _HardTree(torch.autograd.Function):
 def hard_tree(scores: torch.Tensor, mask: torch.Tensor, eta: Optional[float] = None) -> torch.Tensor:
     """The best tree as one-hot attention ``[batch, T, T]``; its backward is straight-through
     (``eta`` None) or SPIGOT's surrogate with step size ``eta``."""
-    return _HardTree.apply(scores, mask, eta)
+    return _HardTree.apply(scores.float(), mask, eta)   # float32 at least: the projection's step is small

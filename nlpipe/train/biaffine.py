@@ -20,6 +20,7 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model, read_config
 from nlpipe.io.provenance import training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
+from nlpipe.nn.precision import check_precision
 from nlpipe.models.biaffine import DEFAULT_HYPER, BiaffineModel, Example, _example, read_treebank_paragraphs
 from nlpipe.stages.parse import ParseStage
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
@@ -87,7 +88,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000,
           hyper: Optional[Dict[str, Any]] = None, pos_source: str = "as in the training file",
           init: Optional[str] = None, ema: float = 0.999, patience: Optional[int] = 10, log: IO[str] = sys.stderr,
-          lang: Optional[str] = None, run_on_rate: float = 0.0) -> Dict[str, Any]:
+          lang: Optional[str] = None, run_on_rate: float = 0.0, precision: str = "fp32") -> Dict[str, Any]:
     """Train a biaffine parser; keep the epoch with the best dev LAS in ``out_dir``; return a summary.
 
     ``vectors``, ``glove_words_file``, ``glove_vectors_file``: the word vectors, as
@@ -103,6 +104,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
     ``init``'s, else undetermined). ``run_on_rate``: each training sentence is joined with this
     probability to the next one of its paragraph (:func:`~nlpipe.train.run_on.join_neighbours`), so
     that the parser learns the run-on sentences a tokenizer's missed sentence ends give it.
+    ``precision``: fp32 or bf16 (:mod:`nlpipe.nn.precision`).
     """
     import torch
 
@@ -113,6 +115,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
         log.flush()
 
     start = time.time()
+    check_precision(precision, resolve_device(device), say)
     rng = seed_everything(seed, threads)
     train_ex, starts = read_treebank_paragraphs(train_path)
     if run_on_rate:
@@ -150,9 +153,9 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
     warmup = bool(ema) and init is None   # the average forgets random weights fast, not a trained model's
     training = training_block({"train": train_path, "dev": dev_path}, {}, seed=seed, init=init, pos=pos_source,
                               ema=ema or None, ema_warmup=warmup or None, vectors=source,
-                              run_on_rate=run_on_rate or None)
+                              run_on_rate=run_on_rate or None, precision=precision)
     trainer = BiaffineTrainer(model, train_ex, dev_sents, batch_tokens, Path(out_dir), training, start, lang)
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=warmup, patience=patience,
-                      max_minutes=max_minutes, start=start,
+                      max_minutes=max_minutes, start=start, precision=precision,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
     return {"best": run.best, "minutes": round(run.minutes, 1), "history": run.history, "model": str(out_dir)}

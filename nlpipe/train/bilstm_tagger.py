@@ -35,6 +35,7 @@ from nlpipe.models.bilstm_tagger import (CHAR_FILTERS_WITHOUT_VECTORS, DEFAULT_H
 from nlpipe.models.lemmatizer import lemma_rule
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
+from nlpipe.nn.precision import check_precision
 from nlpipe.nn.features import affix_keys, word_key
 from nlpipe.runtime.evaluate import strip_stage
 from nlpipe.stages.pos import LABEL_SEP, PosTagger
@@ -131,7 +132,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
           device: str = "cpu", vectors: Optional[str] = None, glove_words_file: Optional[str] = None,
           glove_vectors_file: Optional[str] = None, glove_top: int = 40000, hyper: Optional[Dict[str, Any]] = None,
           ema: float = 0.999, patience: Optional[int] = 10, morph: Optional[bool] = None,
-          linear: Optional[str] = None, log: IO[str] = sys.stderr, lang: str = UNDETERMINED) -> Dict[str, Any]:
+          linear: Optional[str] = None, log: IO[str] = sys.stderr, lang: str = UNDETERMINED,
+          precision: str = "fp32") -> Dict[str, Any]:
     """Train the BiLSTM tagger; keep the best dev epoch in ``out_dir``; return a summary.
 
     ``vectors``, ``glove_words_file``, ``glove_vectors_file``: as
@@ -141,7 +143,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
     taggers is chosen on dev (see the module's docstring).
     ``morph``: a FEATS head and a lemmatizer for the columns the training file fills (None: those it
     fills; False: neither). Training stops after ``epochs``, after ``patience`` epochs without a
-    better dev score, or before passing ``max_minutes``.
+    better dev score, or before passing ``max_minutes``. ``precision``: fp32 or bf16
+    (:mod:`nlpipe.nn.precision`).
     """
     import torch
 
@@ -152,6 +155,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
         log.flush()
 
     start = time.time()
+    check_precision(precision, resolve_device(device), say)
     linear_dir, linear_stage = _linear_tagger(linear) if linear else (None, None)
     rng = seed_everything(seed, threads)
     tagged, morph_train = read_tagged(train_path), read_morph(train_path)
@@ -191,7 +195,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
     opt = adam([p for p in model.net.parameters() if p.requires_grad], lr=lr, betas=(0.9, 0.9))
     trainer = TaggerTrainer(model, forms, gold, dev_sents, batch_tokens)
     run = trainer.fit(opt, epochs, rng, say, clip=5.0, ema=ema, ema_warmup=bool(ema), patience=patience,
-                      max_minutes=max_minutes, start=start,
+                      max_minutes=max_minutes, start=start, precision=precision,
                       scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, decay))
     weight = 0.0
     if linear_stage is not None:
@@ -212,6 +216,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
     training = training_block({"train": train_path, "dev": dev_path}, scores, seed=seed, epochs_run=len(run.history),
                               best_epoch=run.best_epoch, minutes=round(run.minutes, 1), ema=ema or None,
                               batch_tokens=batch_tokens, lr=lr, decay=decay, threads=threads,
+                              precision=precision,
                               vectors=source, feats_dictionary=feats_dictionary,
                               linear=str(linear) if linear else None, linear_weight=weight if linear else None,
                               history=run.history)

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from nlpipe.nn.precision import autocast
 from nlpipe.nn.weights import WeightAverage
 
 Log = Callable[[str], None]
@@ -144,7 +145,7 @@ class Trainer:
             ema: float = 0.0, ema_warmup: bool = False, scheduler: Any = None,
             step_lr: Optional[Callable[[int], float]] = None,
             patience: Optional[int] = None, max_minutes: Optional[float] = None,
-            start: Optional[float] = None) -> Selection:
+            start: Optional[float] = None, precision: str = "fp32") -> Selection:
         """Train :attr:`net` with ``opt`` for at most ``epochs`` epochs; leave in it the weights of the
         best dev epoch and return the run's :class:`Selection` (best scores, history).
 
@@ -159,6 +160,7 @@ class Trainer:
         import torch
 
         net = self.net
+        device_type = next(net.parameters()).device.type
         average = WeightAverage(net, ema, ema_warmup) if ema else None
         run = Selection(self.name, self.key, epochs, log, self.shown, patience, max_minutes, start, self.value)
         best_state: Optional[Dict[str, Any]] = None
@@ -171,7 +173,8 @@ class Trainer:
                 if step_lr is not None:
                     for group in opt.param_groups:
                         group["lr"] = step_lr(step)
-                out = self.loss(batch)
+                with autocast(precision, device_type):
+                    out = self.loss(batch)
                 loss, part = out if isinstance(out, tuple) else (out, None)
                 opt.zero_grad()
                 loss.backward()

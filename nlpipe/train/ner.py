@@ -25,6 +25,7 @@ from nlpipe.io.model_dir import UNDETERMINED, builds_model, write_arrays, write_
 from nlpipe.io.provenance import record_test, training_block
 from nlpipe.nn.batching import length_batches
 from nlpipe.nn.device import resolve_device
+from nlpipe.nn.precision import check_precision
 from nlpipe.nn.features import AffixVocab, affix_keys, word_vocab
 from nlpipe.vocab import Vocab, write_vocab
 from nlpipe.nn.tagger import DEFAULTS, NeuralTagger
@@ -105,14 +106,16 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
           lr: Optional[float], batch_tokens: int, glove_top: int, glove_words: Optional[str], glove_vectors: Optional[str], seed: int,
           time_limit: Optional[float], threads: Optional[int], word_dropout: Optional[float] = None,
           freeze_words: bool = False, affix_dim: int = 0, min_affix: int = 2,
-          lang: str = UNDETERMINED, vectors: Optional[str] = None) -> Dict[str, Any]:
+          lang: str = UNDETERMINED, vectors: Optional[str] = None, precision: str = "fp32") -> Dict[str, Any]:
     """Train and save an NER model; return ``{"dev": {...}, "test": {...}, "model": out, ...}``.
     ``lang``: the training data's language code, recorded in the model; ``vectors``,
     ``glove_words``, ``glove_vectors``: the word vectors, as :func:`~nlpipe.train.vectors.load_vectors`
-    takes them (default: GloVe 6B 50d for English, none otherwise)."""
+    takes them (default: GloVe 6B 50d for English, none otherwise); ``precision``: fp32 or bf16
+    (:mod:`nlpipe.nn.precision`)."""
     start = time.time()
     seed_everything(seed, threads)
     dev_name = resolve_device(device)
+    check_precision(precision, dev_name, log)
     tdev = torch.device(dev_name)
     train_s, dev_s = read_ner_file(train_file, fmt), read_ner_file(dev_file, fmt)
     labels = ["O"] + sorted({t for _, tags, _ in train_s for t in tags} - {"O"},
@@ -154,14 +157,14 @@ def train(log: Callable[[str], None], arch: str, crf: bool, context: str, train_
     rng = seed_everything(seed)
     run = TaggerTrainer(model, vocab, affixes, hp, train_q, dev_q, batch_tokens, dev_name).fit(
         adam(model.parameters(), lr=lr, betas=(0.9, 0.9)), epochs, rng, log, clip=5.0, patience=15,
-        max_minutes=None if time_limit is None else time_limit / 60)
+        max_minutes=None if time_limit is None else time_limit / 60, precision=precision)
     best = {"dev_f1": round(run.best["f1"], 2), "epoch": run.best_epoch, "seconds": round(time.time() - start, 1)}
     result: Dict[str, Any] = {"model": out, "arch": arch, "crf": crf, "context": context,
                               "dev": {"f1": best["dev_f1"]}, "epoch": best["epoch"], "seconds": best["seconds"]}
     save(Path(out), model, vocab, affixes, hp, labels, lang,
          training_block({"train": train_file, "dev": dev_file}, {"f1": best["dev_f1"]}, seed=seed,
                         epochs=best["epoch"], lr=lr, batch_tokens=batch_tokens,
-                        vectors=record(vecs, top=glove_top),
+                        vectors=record(vecs, top=glove_top), precision=precision,
                         seconds=best["seconds"]))
     if test_file:
         from nlpipe.io.model_dir import read_config

@@ -78,6 +78,7 @@ class PipelineOptions:
     seed: int = 1
     threads: int = 1
     device: str = "cpu"
+    precision: str = "fp32"       # the torch trainers' arithmetic (nlpipe.nn.precision)
     max_minutes: Optional[float] = None
     vectors: Any = None            # word vectors for the taggers and the biaffine parser: a text file, or Vectors
     parts: Sequence[str] = PARTS
@@ -146,7 +147,7 @@ def train_tokenizer(train: str, dev: str, out: Path, options: PipelineOptions, m
     from nlpipe.train.tokenize import train as trainer
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
-                                "device": options.device}
+                                "device": options.device, "precision": options.precision}
     if minutes is not None:
         defaults["time_limit"] = 60.0 * minutes
     if "ema_decay" in inspect.signature(trainer).parameters:
@@ -175,7 +176,8 @@ def train_bilstm_tagger(train: str, dev: str, out: Path, options: PipelineOption
     from nlpipe.train.bilstm_tagger import train as trainer
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
-                                "device": options.device, **vector_options(options)}
+                                "device": options.device, "precision": options.precision,
+                                **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes
     if "pos" in options.parts and (out.parent / "pos" / CONFIG).is_file():
@@ -231,7 +233,8 @@ def train_biaffine(train: str, dev: str, out: Path, options: PipelineOptions, mi
     from nlpipe.train import biaffine
 
     defaults: Dict[str, Any] = {"lang": options.lang, "seed": options.seed, "threads": options.threads,
-                                "device": options.device, "pos_source": "gold (the training file)",
+                                "device": options.device, "precision": options.precision,
+                                "pos_source": "gold (the training file)",
                                 **vector_options(options)}
     if minutes is not None:
         defaults["max_minutes"] = minutes

@@ -99,8 +99,8 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
           batch_tokens: int = 1500, ema: float = 0.0, vectors: Optional[str] = None,
           glove_words: Optional[str] = None,
           glove_vectors: Optional[str] = None, glove_top: int = 40000, seed: int = 1, threads: int = 1,
-          init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED, device: str = "cpu"
-          ) -> Dict[str, Any]:
+          init: Optional[str] = None, init_steps: int = 0, lang: str = UNDETERMINED, device: str = "cpu",
+          precision: str = "fp32") -> Dict[str, Any]:
     """Train LISA (or SA with ``no_syntax``) and save the best dev epoch to ``out``; return a summary.
     ``syntax``: how the syntactic head learns (:mod:`nlpipe.nn.syntax_modes`; default lisa, or with
     ``init`` the model's); ``eta``: SPIGOT's step size (default 1); ``ema`` in (0, 1): dev scores and
@@ -112,10 +112,13 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     ``device``: cpu, cuda or auto (the network trains and is scored on dev there). ``init`` continues
     training a saved model (its vocabularies and hyper-parameters; a fresh
     optimizer) with the learning-rate schedule taken up at step ``init_steps`` after a short warm-up.
+    ``precision``: fp32 or bf16 (:mod:`nlpipe.nn.precision`).
     """
     from nlpipe.nn.device import resolve_device
+    from nlpipe.nn.precision import check_precision
 
     device = resolve_device(device)
+    check_precision(precision, device, log)
     rng = seed_everything(seed, threads)
     if no_syntax and syntax not in (None, "lisa"):
         raise NlpipeError(f"--syntax {syntax} needs the syntactic head: it does not go with --no-syntax")
@@ -173,7 +176,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
                           batch_tokens=batch_tokens, seed=seed,
                           vectors=source,
                           syntax=hp["syntax"], syntax_mode=hp["syntax_mode"], continued_from=init,
-                          ema=ema or None)   # the data files are hashed once
+                          ema=ema or None, precision=precision)   # the data files are hashed once
 
     def training(best: Dict[str, Any], steps: int) -> Dict[str, Any]:
         return dict(base, epochs=best["epoch"], seconds=best["seconds"], steps=init_steps + steps,
@@ -184,7 +187,7 @@ def train(log: Callable[[str], None], train_path: str, dev_path: str, out: str, 
     trainer = LisaTrainer(model, train_ex, dev_sents, batch_tokens, Path(out), training, start, lang)
     run = trainer.fit(opt, epochs, rng, log, clip=1.0, ema=ema, ema_warmup=bool(ema) and not init,
                       step_lr=step_lr, patience=patience,
-                      max_minutes=max_minutes, start=start)
+                      max_minutes=max_minutes, start=start, precision=precision)
     best = run.best
     return {"model": out, "dev": {k: best[k] for k in ("f1", "precision", "recall", "predicates_f1")},
             "epoch": run.best_epoch, "seconds": round(time.time() - start), "syntax": hp["syntax"],

@@ -261,15 +261,17 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
           rule_sentences: bool = True, seed: int = 1,
           ema_decay: float = 0.998, time_limit: Optional[float] = None, threads: int = 1,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-          lang: str = UNDETERMINED, device: str = "cpu") -> Dict[str, Any]:
+          lang: str = UNDETERMINED, device: str = "cpu", precision: str = "fp32") -> Dict[str, Any]:
     """Train a ``char-segmenter.v1`` model on ``train_path``, select on ``dev_path``, write ``out``;
     ``lang`` is the training data's language code, recorded in the model; ``epochs`` None: by the size
     of the training text (:func:`default_epochs`); ``device``: where the network trains (cpu, cuda,
-    auto; dev scoring runs the numpy inference)."""
+    auto; dev scoring runs the numpy inference); ``precision``: fp32 or bf16 (:mod:`nlpipe.nn.precision`)."""
     from nlpipe.nn.device import resolve_device
+    from nlpipe.nn.precision import check_precision
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
+    check_precision(precision, resolve_device(device), log)
     rng = seed_everything(seed, threads)
     dil = [int(d) for d in dilations.split(",") if d.strip()]
     if not dil or min(dil) < 1:
@@ -314,7 +316,7 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
 
     trainer = SegmenterTrainer(model, lay_out if shuffle > 0 else (ids, bits, labels), length, radius, batch,
                                scores_of, device)
-    run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start,
+    run = trainer.fit(opt, epochs, rng, log, ema=ema_decay, start=t_start, precision=precision,
                       scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs)),
                       max_minutes=None if time_limit is None else time_limit / 60)
     best_epoch, params = run.best_epoch, trainer.params()
@@ -362,6 +364,6 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
             hyper={"epochs": epochs, "length": length, "batch": batch, "lr": lr, "dropout": dropout,
                    "join": join, "shuffle": shuffle, "min_char": min_char, "seed": seed, "rules": rules,
                    "rule_sentences": rule_sentences, "ema_decay": ema_decay},
-            best_epoch=best_epoch, minutes=round(result["minutes"], 1)),
+            best_epoch=best_epoch, minutes=round(result["minutes"], 1), precision=precision),
     })
     return result
