@@ -400,3 +400,21 @@ def test_pos_fast_runs_the_fast_tagger_beside_a_bilstm_one(trained, tmp_path):
     assert (code, stdout) == (2, "")
     assert stderr == (f"nlpipe: error: --fast: {tmp_path / 'pos'} is not a fast tagger and has none beside it "
                       f"({tmp_path / 'pos-fast'})\n")
+
+
+@pytest.mark.parametrize("part, module, function", [
+    ("tokenize", "tokenize", "train_tokenizer"),
+    ("pos-bilstm", "bilstm_tagger", "train_bilstm_tagger"),
+    ("parse", "biaffine", "train_biaffine"),
+])
+def test_the_pipelines_precision_reaches_its_torch_trainers(tmp_path, monkeypatch, part, module, function):
+    import importlib
+
+    from nlpipe.train import pipeline
+
+    seen = {}
+    monkeypatch.setattr(importlib.import_module(f"nlpipe.train.{module}"), "train",
+                        lambda *args, **kw: seen.update(kw))
+    getattr(pipeline, function)("t", "d", tmp_path / part, pipeline.PipelineOptions(precision="bf16", parts=(part,)),
+                                None, print)
+    assert seen["precision"] == "bf16"
