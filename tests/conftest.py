@@ -41,6 +41,41 @@ def require_module(name: str, reason: str):
         missing(reason)
 
 
+# one epoch of each torch trainer on the fixtures, as small as the trainers allow
+# (``{srl}``, ``{ner}``, ``{tok}``: :data:`TINY_DATA`; those in :data:`TINY_VECTORS` also take
+# :func:`tiny_glove_args`)
+TINY_DATA = {"srl": str(FIXTURES / "srl" / "train.conllu"), "ner": str(FIXTURES / "ner" / "tiny.conll"),
+             "tok": str(FIXTURES / "tok_small.conllu")}
+TINY_TRAININGS = {
+    "parse": ["train", "parse", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1"],
+    "pos": ["train", "pos", "--arch", "bilstm", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1",
+            "--hidden", "16"],
+    "srl": ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2", "--d-model",
+            "16", "--heads", "2"],
+    "ner": ["train", "ner", "--train", "{ner}", "--dev", "{ner}", "--epochs", "1", "--width", "16", "--blocks", "1",
+            "--crf"],
+    "tokenize": ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8",
+                 "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"],
+}
+TINY_VECTORS = ("parse", "pos", "srl", "ner")
+
+
+def tiny_glove_args(folder: Path) -> list:
+    """``--glove-words``/``--glove-vectors`` options of six random 50-dimensional vectors written to ``folder``."""
+    import numpy as np
+
+    words = ["the", "cat", "dog", "a", "saw", "."]
+    (folder / "g.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    np.save(folder / "g.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
+    return ["--glove-words", str(folder / "g.txt"), "--glove-vectors", str(folder / "g.npy")]
+
+
+def tiny_training(stage: str, folder: Path) -> list:
+    """The arguments of :data:`TINY_TRAININGS`' ``stage``, writing its model to ``folder / "m"``."""
+    return ([a.format(**TINY_DATA) for a in TINY_TRAININGS[stage]] + ["--out", str(folder / "m")]
+            + (tiny_glove_args(folder) if stage in TINY_VECTORS else []))
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

@@ -7,12 +7,10 @@ the comparisons allow a few cells in ten thousand to differ.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, TINY_TRAININGS, run_cli, tiny_training
 from nlpipe.io.conllu import parse_string
 from nlpipe.metrics import differing_cells
 
@@ -21,7 +19,6 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (torch.cuda.is_available())")]
 
-FIX = Path(__file__).parent / "fixtures"
 SAMPLE = REPO / "data" / "sample.txt"
 TIES = 0.0005  # share of cells allowed to differ between CUDA and CPU (float ties)
 
@@ -57,28 +54,10 @@ def test_a_2000_word_sentence_and_a_large_chunk_fit_in_gpu_memory(tmp_path):
     assert "out of memory" not in r.stderr.decode().lower()
 
 
-def _glove(tmp_path: Path) -> list:
-    words = ["the", "cat", "dog", "a", "saw", "."]
-    (tmp_path / "g.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
-    return ["--glove-words", str(tmp_path / "g.txt"), "--glove-vectors", str(tmp_path / "g.npy")]
-
-
-@pytest.mark.parametrize("command", [
-    ["train", "parse", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1"],
-    ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2", "--d-model", "16",
-     "--heads", "2"],
-    ["train", "ner", "--train", "{ner}", "--dev", "{ner}", "--epochs", "1", "--width", "16", "--blocks", "1"],
-    ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8", "--emb", "4",
-     "--dilations", "1,2", "--length", "32", "--min-char", "1"],
-])
+@pytest.mark.parametrize("stage", sorted(TINY_TRAININGS))
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_training_steps_run_on_cuda(tmp_path, command, precision):
-    paths = {"srl": str(FIX / "srl" / "train.conllu"), "ner": str(FIX / "ner" / "tiny.conll"),
-             "tok": str(FIX / "tok_small.conllu")}
-    args = [a.format(**paths) for a in command]
-    extra = _glove(tmp_path) if command[1] in ("srl", "ner", "parse") else []
-    r = run_cli(*args, "--out", str(tmp_path / "m"), "--device", "cuda", "--precision", precision, "--json", *extra)
+def test_training_steps_run_on_cuda(tmp_path, stage, precision):
+    r = run_cli(*tiny_training(stage, tmp_path), "--device", "cuda", "--precision", precision, "--json")
     assert r.returncode == 0, r.stderr.decode()
     json.loads(r.stdout.decode().strip().splitlines()[-1])
     assert (tmp_path / "m" / "config.json").is_file()

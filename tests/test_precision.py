@@ -9,10 +9,9 @@ import json
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import TINY_TRAININGS, run_cli, tiny_training
 from nlpipe.errors import NlpipeError
 from nlpipe.nn.precision import autocast, check_precision, cpu_has_bf16
 
@@ -126,34 +125,10 @@ def test_the_loop_runs_forward_and_loss_in_bf16_and_keeps_float32_weights():
 
 # --- the commands ------------------------------------------------------------------------------
 
-def _glove(tmp_path: Path) -> list:
-    words = ["the", "cat", "dog", "a", "saw", "."]
-    (tmp_path / "g.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    np.save(tmp_path / "g.npy", np.random.default_rng(0).normal(size=(len(words), 50)).astype(np.float32))
-    return ["--glove-words", str(tmp_path / "g.txt"), "--glove-vectors", str(tmp_path / "g.npy")]
-
-
-TRAININGS = {
-    "parse": ["train", "parse", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--hidden", "16"],
-    "pos": ["train", "pos", "--arch", "bilstm", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1",
-            "--hidden", "16"],
-    "srl": ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2", "--d-model",
-            "16", "--heads", "2"],
-    "ner": ["train", "ner", "--train", "{ner}", "--dev", "{ner}", "--epochs", "1", "--width", "16", "--blocks", "1",
-            "--crf"],
-    "tokenize": ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8",
-                 "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"],
-}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("stage", sorted(TRAININGS))
+@pytest.mark.parametrize("stage", sorted(TINY_TRAININGS))
 def test_every_torch_trainer_trains_in_bf16(tmp_path, stage):
-    paths = {"srl": str(FIX / "srl" / "train.conllu"), "ner": str(FIX / "ner" / "tiny.conll"),
-             "tok": str(FIX / "tok_small.conllu")}
-    args = [a.format(**paths) for a in TRAININGS[stage]]
-    extra = _glove(tmp_path) if stage in ("srl", "ner", "parse", "pos") else []
-    r = run_cli(*args, "--out", str(tmp_path / "m"), "--precision", "bf16", "--json", *extra)
+    r = run_cli(*tiny_training(stage, tmp_path), "--precision", "bf16", "--json")
     assert r.returncode == 0, r.stderr.decode()
     json.loads(r.stdout.decode().strip().splitlines()[-1])
     config = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))
