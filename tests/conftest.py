@@ -52,12 +52,16 @@ TINY_TRAININGS = {
             "--hidden", "16"],
     "srl": ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2", "--d-model",
             "16", "--heads", "2"],
+    "srl-marginals": ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2",
+                      "--d-model", "16", "--heads", "2", "--syntax", "marginals"],
+    "srl-spigot": ["train", "srl", "--train", "{srl}", "--dev", "{srl}", "--epochs", "1", "--layers", "2",
+                   "--d-model", "16", "--heads", "2", "--syntax", "spigot"],
     "ner": ["train", "ner", "--train", "{ner}", "--dev", "{ner}", "--epochs", "1", "--width", "16", "--blocks", "1",
             "--crf"],
     "tokenize": ["train", "tokenize", "--train", "{tok}", "--dev", "{tok}", "--epochs", "1", "--channels", "8",
                  "--emb", "4", "--dilations", "1,2", "--length", "32", "--min-char", "1"],
 }
-TINY_VECTORS = ("parse", "pos", "srl", "ner")
+TINY_VECTORS = ("parse", "pos", "srl", "srl-marginals", "srl-spigot", "ner")
 
 
 def tiny_glove_args(folder: Path) -> list:
