@@ -320,9 +320,9 @@ def test_train_command_leaves_epochs_and_lr_to_each_parser_unless_given(monkeypa
     biaffine, biaffine_given, transition, transition_given = calls
     # only the shared options reach train(); its own defaults (100 epochs, lr 2e-3, 85 minutes, batches
     # of 1000 tokens, decay 0.93, ema 0.999, patience 10) apply to the rest
-    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "precision": "fp32", "vectors": None, "glove_words_file": None,
-                        "glove_vectors_file": None, "glove_top": 40000, "pos_source": "as in the training file",
-                        "init": None}
+    assert biaffine == {"seed": 1, "threads": 1, "device": "cpu", "precision": "fp32", "vectors": None,
+                        "glove_words_file": None, "glove_vectors_file": None, "glove_top": 40000,
+                        "pos_source": "as in the training file", "init": None}
     assert (biaffine_given["epochs"], biaffine_given["lr"], biaffine_given["run_on_rate"]) == (3, 0.1, 0.2)
     assert (transition.epochs, transition.lr, transition.min_count, transition.margin, transition.seed) == \
         (8, 0.02, 6, 1.0, 1)

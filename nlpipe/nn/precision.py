@@ -2,10 +2,11 @@
 
 With ``bf16`` the forward pass and loss of every training batch run under ``torch.autocast``: matrix
 products, convolutions and the recurrent layers autocast covers in bfloat16 (on the CPU it leaves
-packed LSTMs in float32), weights, gradients and optimizer state in float32, and the losses in float32 (cross-entropy by autocast's own rule; the structured losses cast
-their scores with ``.float()``). bfloat16 has float32's range, so no loss scaling is needed. It pays on
-GPUs and on CPUs with bfloat16 instructions (AVX512-BF16, AMX); elsewhere the CPU emulates it, slower
-than float32. Dev scoring and saved models are float32 whatever the precision.
+packed LSTMs in float32); weights, gradients and optimizer state in float32; the losses in float32
+(cross-entropy by autocast's own rule; the structured losses cast their scores with ``.float()``).
+bfloat16 has float32's range, so no loss scaling is needed. It pays on GPUs and on CPUs with bfloat16
+instructions (AVX512-BF16, AMX); elsewhere the CPU emulates it, slower than float32. Dev scoring and
+saved models are float32 whatever the precision.
 """
 from __future__ import annotations
 
