@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from conftest import TINY_TRAININGS, run_cli, tiny_training
+from conftest import FIXTURES, TINY_TRAININGS, run_cli, tiny_training
 from nlpipe.errors import NlpipeError
 from nlpipe.nn.precision import autocast, check_precision, cpu_has_bf16
 
 torch = pytest.importorskip("torch")
 
-FIX = Path(__file__).parent / "fixtures"
 
 
 # --- the CPU's flags ---------------------------------------------------------------------------
@@ -142,7 +140,7 @@ def test_every_torch_trainer_trains_in_bf16(tmp_path, stage):
     (["train", "tokenize", "--method", "rules"], "trained segmenter"),
 ])
 def test_bf16_refused_where_nothing_trains_in_torch(tmp_path, args, says):
-    data = str(FIX / "srl" / "train.conllu")
+    data = str(FIXTURES / "srl" / "train.conllu")
     r = run_cli(*args, "--train", data, "--dev", data, "--out", str(tmp_path / "m"), "--precision", "bf16")
     assert r.returncode == 2
     assert says in r.stderr.decode()
@@ -150,7 +148,7 @@ def test_bf16_refused_where_nothing_trains_in_torch(tmp_path, args, says):
 
 
 def test_fp16_is_not_a_choice(tmp_path):
-    data = str(FIX / "srl" / "train.conllu")
+    data = str(FIXTURES / "srl" / "train.conllu")
     r = run_cli("train", "parse", "--train", data, "--dev", data, "--out", str(tmp_path / "m"), "--precision", "fp16")
     assert r.returncode == 2
     assert "fp16" in r.stderr.decode()
