@@ -17,7 +17,6 @@ from nlpipe.nn.precision import autocast, check_precision, cpu_has_bf16
 torch = pytest.importorskip("torch")
 
 
-
 # --- the CPU's flags ---------------------------------------------------------------------------
 
 def test_cpu_bf16_read_from_the_flags_line(tmp_path):
