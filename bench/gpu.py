@@ -43,6 +43,8 @@ from nlpipe.runtime.evaluate import raw_text  # noqa: E402
 
 CORPORA = Path(os.environ.get("NLPIPE_CORPORA", REPO.parent / "shared" / "corpora"))
 NLPIPE = [sys.executable, "-m", "nlpipe.cli"]
+# a --train stage that is not a trainer's name: the command words it stands for
+TRAINERS = {"pos-bilstm": ["pos", "--arch", "bilstm"]}
 EPOCH = re.compile(r"epoch\s+1/\d+.*?\((\d+(?:\.\d+)?)s")   # the trainers' "epoch 1/N ... (12s, ...)"
 
 
@@ -80,7 +82,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--copies", type=int, default=32, help="copies of en_ewt test raw text for the annotate rows")
     ap.add_argument("--jobs", default="1,4,16", help="comma-separated --jobs of the annotate rows")
-    ap.add_argument("--train", default="parse,srl,ner", help="comma-separated stages whose epoch is timed ('' none)")
+    ap.add_argument("--train", default="parse,srl,ner",
+                    help="comma-separated stages whose epoch is timed (also tokenize, pos-bilstm; '' none)")
     ap.add_argument("--precision", default="fp32,bf16", help="comma-separated --precision of the training rows")
     ap.add_argument("--limit", type=float, default=120.0, help="seconds any one command may run")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the result as JSON")
@@ -121,7 +124,7 @@ def main() -> None:
         for stage in [s for s in args.train.split(",") if s]:
             data = training_files(stage, tmp, args.limit)
             for precision in [p for p in args.precision.split(",") if p]:
-                cmd = NLPIPE + ["train", stage, "--train", str(data[0]), "--dev", str(data[1]),
+                cmd = NLPIPE + ["train", *TRAINERS.get(stage, [stage]), "--train", str(data[0]), "--dev", str(data[1]),
                                 "--out", str(tmp / f"m-{stage}-{precision}"), "--device", d, "--epochs", "1",
                                 "--precision", precision]
                 r = run(cmd, args.limit)
