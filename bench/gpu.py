@@ -66,7 +66,8 @@ def training_files(stage: str, tmp: Path, limit: float) -> List[Path]:
 
 
 def run(cmd: List[str], limit: float, out: Optional[Path] = None) -> Dict[str, Any]:
-    """Run ``cmd`` (stdout to ``out`` or thrown away); its wall seconds, exit code and stderr's tail."""
+    """Run ``cmd`` (stdout to ``out`` or thrown away); its wall seconds, exit code and whole stderr
+    (only its tail is printed and saved)."""
     t = time.perf_counter()
     try:
         with open(out or os.devnull, "wb") as sink:
@@ -74,7 +75,7 @@ def run(cmd: List[str], limit: float, out: Optional[Path] = None) -> Dict[str, A
         code, err = r.returncode, r.stderr.decode(errors="replace")
     except subprocess.TimeoutExpired as e:
         code, err = "timeout", (e.stderr or b"").decode(errors="replace")
-    return {"seconds": round(time.perf_counter() - t, 2), "exit": code, "stderr": err[-600:]}
+    return {"seconds": round(time.perf_counter() - t, 2), "exit": code, "stderr": err}
 
 
 def main() -> None:
@@ -133,6 +134,7 @@ def main() -> None:
                 r["dev"] = found.group(0).split("dev ", 1)[-1].split("  (")[0] if found else None
                 rows[f"train-{stage}" + ("" if precision == "fp32" else f"-{precision}")] = r
     for name, r in rows.items():
+        r["stderr"] = r["stderr"][-600:]
         shown = {k: v for k, v in r.items() if k != "stderr" and v is not None}
         print(f"{name:<14} {json.dumps(shown)}")
         if r["exit"] != 0:
