@@ -115,7 +115,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
         log.flush()
 
     start = time.time()
-    check_precision(precision, resolve_device(device), say)
+    device = resolve_device(device)
+    check_precision(precision, device, say)
     rng = seed_everything(seed, threads)
     train_ex, starts = read_treebank_paragraphs(train_path)
     if run_on_rate:
@@ -128,7 +129,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
             _example(s, dev_path, True)
     if init is not None:
         config = read_config(Path(init), "parse")
-        model = BiaffineModel.load(Path(init), config, resolve_device(device))
+        model = BiaffineModel.load(Path(init), config, device)
         lang = lang or config.get("language") or UNDETERMINED
         vocab, hits, source = model.vocab, -1, config.get("training", {}).get("vectors")
     else:
@@ -140,7 +141,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 100, max_m
             hyper["word_dim"] = vecs.dim
         vector_words, matrix = parts(vecs, hyper["word_dim"])
         vocab = build_vocab(train_ex, vector_words, glove_top)
-        model = BiaffineModel(vocab, hyper, resolve_device(device))
+        model = BiaffineModel(vocab, hyper, device)
         init_vectors, hits = embeddings(model.words.entries, vector_words, matrix, hyper["word_dim"])
         with torch.no_grad():
             model.net.encoder.tokens.words.weight.copy_(torch.from_numpy(init_vectors))

@@ -155,7 +155,8 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
         log.flush()
 
     start = time.time()
-    check_precision(precision, resolve_device(device), say)
+    device = resolve_device(device)
+    check_precision(precision, device, say)
     linear_dir, linear_stage = _linear_tagger(linear) if linear else (None, None)
     rng = seed_everything(seed, threads)
     tagged, morph_train = read_tagged(train_path), read_morph(train_path)
@@ -177,7 +178,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
     vocab = build_vocab(flat, [t for s in tagged for t in s[1]],
                         [f for s in morph_train for f in s.feats] if "feats" in columns else [],
                         [r for s in rules for r in s if r], vector_words, glove_top)
-    model = TaggerModel(vocab, hyper, resolve_device(device))
+    model = TaggerModel(vocab, hyper, device)
     if linear_stage is not None:
         try:
             LinearPrior(linear_stage, model.labels["tags"], 1.0)

@@ -271,7 +271,8 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     from nlpipe.stages.tokenize import rule_features
 
     t_start = time.time()
-    check_precision(precision, resolve_device(device), log)
+    device = resolve_device(device)
+    check_precision(precision, device, log)
     rng = seed_everything(seed, threads)
     dil = [int(d) for d in dilations.split(",") if d.strip()]
     if not dil or min(dil) < 1:
@@ -306,7 +307,6 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
     log(f"train tokenize: {sum(1 for u in units if u[2])} paragraphs, {len(ids)} characters, {len(vocab)} character ids, "
         f"{sum(1 for w in multiwords['table'].values() if w)} multiword forms; receptive field {radius} each side")
 
-    device = resolve_device(device)
     model = CharCNN(len(vocab), emb, channels, dil, dropout, rule_values=word_rules.n_values if word_rules else 0)
     model.to(device)
     opt = adam(model.parameters(), lr=lr)
