@@ -178,18 +178,34 @@ def shell_equivalent(spec: PipelineSpec) -> List[List[str]]:
     return commands
 
 
+def chain_tokenizer(spec: PipelineSpec) -> Any:
+    """The tokenize stage of a chain (its model and options)."""
+    return load_stage("tokenize", spec.models.get("tokenize"), **stage_options("tokenize", spec))
+
+
 class Pipeline:
     """Loaded stages (tokenize excluded) that annotate chunks of sentences in place."""
 
-    def __init__(self, annotators: List[Any], keep_existing: bool = False, skip_bad: bool = False):
+    def __init__(self, annotators: List[Any], keep_existing: bool = False, skip_bad: bool = False,
+                 spec: Optional[PipelineSpec] = None):
         self.annotators = annotators
         self.keep_existing = keep_existing
         self.skip_bad = skip_bad
+        self.spec = spec
+        self._tokenizer: Any = None
 
     @classmethod
     def load(cls, spec: PipelineSpec) -> "Pipeline":
         annotators = [load_stage(s, spec.models.get(s), **stage_options(s, spec)) for s in chain_stages(spec)]
-        return cls(annotators, spec.keep_existing, spec.skip_bad)
+        return cls(annotators, spec.keep_existing, spec.skip_bad, spec)
+
+    @property
+    def tokenizer(self) -> Any:
+        """The chain's tokenize stage, loaded when first asked for (chunks of raw text); None
+        without one."""
+        if self._tokenizer is None and self.spec is not None and "tokenize" in self.spec.stages:
+            self._tokenizer = chain_tokenizer(self.spec)
+        return self._tokenizer
 
     @property
     def document(self) -> bool:

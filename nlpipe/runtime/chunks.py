@@ -1,16 +1,22 @@
-"""Chunks: what one call of :func:`process_chunk` parses, annotates and writes.
+"""Chunks: what one call of :func:`process_chunk` parses (or tokenizes), annotates and writes.
 
 A chunk of CoNLL-U is kept as bytes until it is annotated, so that the same chunk can be handled
 here, in a worker process (:mod:`nlpipe.runtime.parallel`) or on a Dask worker
 (:mod:`nlpipe.runtime.distributed`) with the same result. When a stage reads whole documents
 (``stage.document`` is true), chunks end only where a ``# newdoc`` starts (up to ``DOC_CAP``
 batches), so the stage sees the same documents as in a shell pipe.
+
+A chunk of raw text (whole paragraphs, :func:`text_chunks`) is tokenized where it is annotated, so
+that worker processes share the tokenizer's work. Its sentences are numbered from 1 there; the
+process that writes the results in order gives them their place in the input (:func:`renumbered`).
 """
 from __future__ import annotations
 
 import io
+import itertools
+import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from nlpipe.errors import InputError
 from nlpipe.io.conllu import Sentence, boundary, parse_string
@@ -22,12 +28,20 @@ from nlpipe.runtime.chain import Pipeline, Warn
 CHUNK_SENTENCES = 1024
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
 _BLANK = (b"\n", b"\r\n")
+# A chunk of raw text ends at the first paragraph break after ``batch`` times this many characters
+# (en_ewt: about 90 a sentence), so it holds about ``batch`` sentences or more.
+TEXT_CHARS = 100
+TEXT_CAP = 16
 
 
 @dataclass
 class Chunk:
-    """Consecutive sentences of one input: CoNLL-U ``data`` (bytes, starting at ``first_line``) or
-    already built ``sentences`` (from the tokenizer); ``position``: input bytes read so far."""
+    """Consecutive sentences of one input: CoNLL-U ``data`` (bytes, starting at ``first_line``),
+    already built ``sentences`` (from the tokenizer), or ``text``: whole paragraphs of raw text read
+    as ``mode`` (see :data:`nlpipe.stages.tokenize.TEXT_MODES`), for the pipeline's tokenizer;
+    ``position``: input bytes read so far. ``numbered``: the sentences were numbered by a tokenizer
+    that did not start at this chunk (or may not have): their results carry
+    :attr:`ChunkResult.numbers` for :func:`renumbered`."""
 
     path: str
     first_line: int = 1
@@ -35,15 +49,23 @@ class Chunk:
     sentences: Optional[List[Sentence]] = None
     position: int = 0
     offset: int = 0  # of ``data`` in the input, in bytes
+    text: Optional[str] = None
+    mode: str = "raw"
+    batch: int = CHUNK_SENTENCES   # sentences of ``text`` annotated at a time
+    numbered: bool = False
 
 
 @dataclass
 class ChunkResult:
+    """``numbers``, for a chunk whose sentences need renumbering: for each sentence, in order, where
+    the number of its ``# sent_id = NAME-N`` starts in ``text``, and N."""
+
     text: str
     warnings: List[str]
     sentences: int
     tokens: int
     position: int = 0
+    numbers: Optional[List[Tuple[int, int]]] = None
 
 
 class Verbatim:
@@ -157,15 +179,110 @@ def parse_chunk(chunk: Chunk, skip_bad: bool, warn: Warn) -> List[Item]:
     return items
 
 
+def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenizer: Callable[[], Any],
+                position: Callable[[], int] = lambda: 0) -> Iterator[Chunk]:
+    """Cut the lines of raw text (without their line endings, as
+    :func:`~nlpipe.io.inputs.content_lines` gives them) into chunks of whole paragraphs, each ending
+    at the first blank line after ``batch * TEXT_CHARS`` characters. Each chunk's text starts with a
+    blank line, so that a tokenizer reading it takes nothing on its first line for a byte-order mark.
+
+    Where no paragraph ends within ``TEXT_CAP`` times that many characters, the rest of the input
+    is tokenized here by ``tokenizer()`` (a tokenizer bounds its memory within a paragraph, a
+    chunk could not) and goes out as chunks of sentences, ``numbered`` as well."""
+    buf: List[str] = ["\n"]
+    size = 0
+    target = batch * TEXT_CHARS
+    it = iter(lines)
+    for line in it:
+        buf.append(line + "\n")
+        size += len(line) + 1
+        if size >= target and (not line or line.isspace()):
+            yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True)
+            buf, size = ["\n"], 0
+        elif size >= TEXT_CAP * target:
+            rest = itertools.chain(buf, (x + "\n" for x in it))
+            for c in sentence_chunks(tokenizer().tokenize(rest, path, mode), path, batch, position=position):
+                c.numbered = True
+                yield c
+            return
+    if size:
+        yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True)
+
+
+def _sentences(pipe: Pipeline, chunk: Chunk) -> Iterator[List[Sentence]]:
+    """The chunk's sentences, ``chunk.batch`` at a time where the pipeline's tokenizer makes them."""
+    if chunk.text is None:
+        yield list(chunk.sentences or [])
+        return
+    if pipe.tokenizer is None:
+        raise RuntimeError("a chunk of raw text for a pipeline without a tokenizer")
+    stream = io.StringIO(chunk.text, newline="\n")
+    yield from (c.sentences or [] for c in sentence_chunks(pipe.tokenizer.tokenize(stream, chunk.path, chunk.mode),
+                                                           chunk.path, chunk.batch))
+
+
 def process_chunk(pipe: Pipeline, chunk: Chunk) -> ChunkResult:
-    """Parse (if needed), annotate and serialize one chunk; warnings are collected, not printed."""
+    """Parse (or tokenize), annotate and serialize one chunk; warnings are collected, not printed."""
     warnings: List[str] = []
-    items: List[Item]
-    items = parse_chunk(chunk, pipe.skip_bad, warnings.append) if chunk.data is not None else list(chunk.sentences or [])
-    where = [i for i, x in enumerate(items) if isinstance(x, Sentence)]
-    sents: List[Sentence] = [items[i] for i in where]  # type: ignore[misc]
-    pipe.annotate(sents, chunk.path, warnings.append)
-    for i, s in zip(where, sents):
-        items[i] = s
-    text = "".join(x.to_string() for x in items)
-    return ChunkResult(text, warnings, len(sents), sum(len(s.words) for s in sents), chunk.position)
+    if chunk.data is not None:
+        parts = [parse_chunk(chunk, pipe.skip_bad, warnings.append)]
+    else:
+        parts = _sentences(pipe, chunk)  # type: ignore[assignment]
+    out: List[str] = []
+    numbers: Optional[List[Tuple[int, int]]] = [] if chunk.numbered else None
+    size = n_sents = n_tokens = 0
+    for items in parts:
+        where = [i for i, x in enumerate(items) if isinstance(x, Sentence)]
+        sents: List[Sentence] = [items[i] for i in where]  # type: ignore[misc]
+        pipe.annotate(sents, chunk.path, warnings.append)
+        for i, s in zip(where, sents):
+            items[i] = s
+        for x in items:
+            piece = x.to_string()
+            if numbers is not None and isinstance(x, Sentence):
+                numbers.append(_number_at(x, size))
+            out.append(piece)
+            size += len(piece)
+        n_sents += len(sents)
+        n_tokens += sum(len(s.words) for s in sents)
+    return ChunkResult("".join(out), warnings, n_sents, n_tokens, chunk.position, numbers)
+
+
+def _number_at(s: Sentence, start: int) -> Tuple[int, int]:
+    """Where the N of the sentence's ``# sent_id = NAME-N`` comment (the tokenizer's) starts in its
+    text written at ``start``, and N."""
+    pos = start + len(s.prefix)
+    for c in s.comments:
+        if c.startswith("# sent_id = "):
+            number = c.rsplit("-", 1)[1]
+            return pos + len(c) - len(number), int(number)
+        pos += len(c) + len(s.eol)
+    raise RuntimeError("a sentence from the tokenizer without its sent_id")
+
+
+_SENTENCE = re.compile(r"\bsentence (\S+)-(\d+)\b")
+
+
+def renumbered(result: ChunkResult, before: int) -> Tuple[str, List[str]]:
+    """The text and warnings of a chunk whose ``before`` preceding sentences of the same input were
+    written already: its sentences numbered ``before + 1`` on in their ``# sent_id``, as one tokenizer
+    run over the whole input numbers them, and ``# newdoc`` kept only on the input's first sentence.
+    Warnings that name a sentence by its sent_id name the new one."""
+    if result.numbers is None:
+        return result.text, result.warnings
+    text = result.text
+    out: List[str] = []
+    last = 0
+    new = {}
+    for k, (at, number) in enumerate(result.numbers):
+        out.append(text[last:at])
+        out.append(str(before + k + 1))
+        last = at + len(str(number))
+        new[number] = before + k + 1
+    out.append(text[last:])
+    joined = "".join(out)
+    if before and joined.startswith("# newdoc\n"):
+        joined = joined[len("# newdoc\n"):]
+    warnings = [_SENTENCE.sub(lambda m: f"sentence {m.group(1)}-{new.get(int(m.group(2)), m.group(2))}", w)
+                for w in result.warnings]
+    return joined, warnings

@@ -1,9 +1,11 @@
 """``--jobs N``: worker processes that each load the pipeline once and annotate chunks in turn.
 
-The main process reads and cuts the input (and tokenizes raw text); chunks go to the workers, at
-most ``ahead`` at a time so memory stays bounded on any input size, and results are written in input
-order. Errors are sent back as values, because an :class:`InputError` does not survive pickling, and
-re-raised here with the same file and line.
+The main process reads and cuts the input; chunks go to the workers, at most ``ahead`` at a time so
+memory stays bounded on any input size, and results are written in input order. Raw text goes out as
+whole paragraphs that the workers tokenize (:func:`~nlpipe.runtime.chunks.text_chunks`), so the
+main process's work per word stays small however many workers there are. Errors are sent back as
+values, because an :class:`InputError` does not survive pickling, and re-raised here with the same
+file and line.
 """
 from __future__ import annotations
 
@@ -110,9 +112,10 @@ class ChunkPool:
         self.jobs = jobs
         self.ahead = ahead or 2 * jobs
         threads = max(1, usable_cpus() // jobs)
-        # This process tokenizes while the workers annotate: its math libraries get the same share
-        # of the cores. Read when numpy / torch are first imported, so this must come before the
-        # tokenizer loads; the forked workers inherit it.
+        # This process may tokenize too (a paragraph too long for a chunk, or a stage that reads
+        # whole documents): its math libraries get the same share of the cores. Read when numpy /
+        # torch are first imported, so this must come before the tokenizer loads; the forked
+        # workers inherit it.
         for var in THREAD_VARS + (THREADS_VAR,):
             os.environ.setdefault(var, str(threads))
         self.executor = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_init,

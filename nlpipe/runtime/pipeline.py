@@ -11,18 +11,19 @@ import io
 import os
 import sys
 import time
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, InputError, NlpipeError
 from nlpipe.io.conllu import Sentence, parse_string, read_conllu
-from nlpipe.io.inputs import binary_lines, check_input, open_input, sniff
+from nlpipe.io.inputs import binary_lines, check_input, content_lines, open_input, sniff
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.io.render import FORMATS, Renderer
 from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.io.scripts import ScriptCheck
 from nlpipe.registry import check_probs, check_stage_input, load_stage, model_language, resolve_model
-from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, resolve_stages, stage_options, without_probs
-from nlpipe.runtime.chunks import CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, sentence_chunks
+from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, chain_tokenizer, resolve_stages, without_probs
+from nlpipe.runtime.chunks import (CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, renumbered,
+                                   sentence_chunks, text_chunks)
 from nlpipe.runtime.progress import Progress
 from nlpipe.stages.base import usable_cpus
 from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
@@ -235,6 +236,13 @@ class Source:
         raw = self._raw
         return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
 
+    def text_chunks(self, tokenizer: Callable[[], Any], batch: int) -> Iterator[Chunk]:
+        """Raw text in chunks of whole paragraphs, for the workers to tokenize (see
+        :func:`~nlpipe.runtime.chunks.text_chunks`); lines are read and checked here."""
+        lines = (line for _, line in content_lines(self._text(), self.name))
+        raw = self._raw
+        return text_chunks(lines, self.name, batch, self.mode, tokenizer, lambda: raw.read_bytes if raw else 0)
+
     def _text(self) -> IO[str]:
         """The input as text (the lines read to decide its format first)."""
         self._raw = _Prepend(b"".join(self.head), self.buffer)
@@ -311,6 +319,7 @@ class Annotator:
             raise NlpipeError(f"--jobs {jobs}: at most {max_jobs()} on this machine (each worker loads "
                               "every model; more workers than cores only add memory)")
         self.spec = spec
+        self.jobs = jobs
         self.batch = batch
         self.warn = warn or print_warning
         self.wants_tokenize = "tokenize" in spec.stages
@@ -331,7 +340,7 @@ class Annotator:
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._tokenizer = load_stage("tokenize", self.spec.models.get("tokenize"), **stage_options("tokenize", self.spec))
+            self._tokenizer = chain_tokenizer(self.spec)
         return self._tokenizer
 
     def run(self, inputs: List[str], out: IO[str], progress: Progress, base: int = 0) -> Dict[str, int]:
@@ -341,15 +350,22 @@ class Annotator:
             src = Source(path, self.input_mode)
             check = ScriptCheck(self.language, src.name)
             try:
-                tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
-                for r in self.runner.map(src.chunks(tokenizer, self.batch, self.runner.document)):
-                    if r.warnings:
+                if self.jobs > 1 and src.mode in ("raw", "sentences") and not self.runner.document:
+                    chunks = src.text_chunks(self.tokenizer, self.batch)   # tokenized by the workers
+                else:
+                    tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
+                    chunks = src.chunks(tokenizer, self.batch, self.runner.document)
+                written = 0   # sentences of this input
+                for r in self.runner.map(chunks):
+                    text, warnings = renumbered(r, written)
+                    written += r.sentences
+                    if warnings:
                         progress.clear()
-                    for w in r.warnings:
+                    for w in warnings:
                         self.warn(w)
-                    out.write(r.text)
+                    out.write(text)
                     if not check.done:
-                        self._warn_once(check.feed(conllu_forms(r.text)), progress)
+                        self._warn_once(check.feed(conllu_forms(text)), progress)
                     stats["sentences"] += r.sentences
                     stats["tokens"] += r.tokens
                     progress.update(r.sentences, r.tokens, position=base + r.position)

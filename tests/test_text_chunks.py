@@ -1,0 +1,131 @@
+"""--jobs N on raw text: the workers tokenize whole paragraphs, and the output keeps the bytes of one
+process (sent_ids counting through the input, one ``# newdoc``, warnings naming the right sentence)."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from nlpipe.errors import InputError
+from nlpipe.runtime import chunks
+from nlpipe.runtime.chunks import ChunkResult, renumbered, text_chunks
+from nlpipe.runtime.pipeline import run_annotate
+from nlpipe.stages.tokenize import Tokenizer
+from test_annotate_standins import install
+
+BOM = "\ufeff"
+# paragraphs of one to three sentences; a mid-file paragraph whose first character is U+FEFF (only
+# the file's first one is a byte-order mark), CRLF endings, white-space-only separator lines
+TEXT = BOM + "".join(
+    f"Paragraph {p} starts here.{' It goes on for a while, Mr. Smith said.' * (p % 3)}\r\n"
+    f"{'A second line of it.' if p % 4 == 0 else 'Short.'}\r\n"
+    + ("  \n" if p % 5 == 0 else "\n")
+    + (BOM + "Odd start of a paragraph.\n\n" if p == 17 else "")
+    for p in range(40))
+
+
+def annotate(tmp_path: Path, src: Path, name: str, **kw) -> str:
+    out = tmp_path / name
+    run_annotate([str(src)], str(out), stages=["tokenize", "pos"], **kw)
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def raw(tmp_path, monkeypatch):
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    src = tmp_path / "text.txt"
+    src.write_text(TEXT, encoding="utf-8", newline="")
+    return src
+
+
+def tokenizing_pids(tmp_path: Path, monkeypatch) -> Path:
+    """A file that gets the pid of every process that tokenizes (the workers inherit the spy)."""
+    log = tmp_path / "tokenized-by.log"
+    real = Tokenizer.tokenize
+
+    def spy(self, *args, **kwargs):
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Tokenizer, "tokenize", spy)
+    return log
+
+
+@pytest.mark.parametrize("batch", [1, 2, 1024])
+def test_workers_tokenize_raw_text_into_the_bytes_of_one_process(tmp_path, monkeypatch, raw, batch):
+    one = annotate(tmp_path, raw, "one.conllu", batch=batch)
+    log = tokenizing_pids(tmp_path, monkeypatch)
+    two = annotate(tmp_path, raw, "two.conllu", batch=batch, jobs=2)
+    assert two == one
+    ids = re.findall(r"^# sent_id = text-(\d+)$", two, flags=re.M)
+    assert [int(i) for i in ids] == list(range(1, len(ids) + 1)) and len(ids) > 60
+    assert two.count("# newdoc") == 1 and two.startswith("# newdoc\n")
+    assert "# text = \ufeffOdd start" in two
+    pids = set(log.read_text().split())
+    assert pids and str(os.getpid()) not in pids
+
+
+def test_one_sentence_a_line_in_workers(tmp_path, monkeypatch, raw):
+    one = annotate(tmp_path, raw, "one.conllu", batch=1, input_mode="sentences")
+    assert annotate(tmp_path, raw, "two.conllu", batch=1, input_mode="sentences", jobs=2) == one
+
+
+def test_a_paragraph_past_the_cap_is_tokenized_by_the_main_process(tmp_path, monkeypatch):
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    src = tmp_path / "long.txt"
+    # short paragraphs (a chunk for a worker), then one of 300 lines: with a cap of twice a chunk's
+    # size, that paragraph and the rest are tokenized here
+    src.write_text("".join(f"Short paragraph {k}. Two.\n\n" for k in range(12))
+                   + "".join(f"Line {k} of one paragraph.\n" for k in range(300)), encoding="utf-8")
+    one = annotate(tmp_path, src, "one.conllu", batch=2)
+    monkeypatch.setattr(chunks, "TEXT_CAP", 2)
+    log = tokenizing_pids(tmp_path, monkeypatch)
+    assert annotate(tmp_path, src, "two.conllu", batch=2, jobs=2) == one
+    pids = set(log.read_text().split())
+    assert str(os.getpid()) in pids and len(pids) >= 2
+
+
+def test_warnings_name_the_sentence_by_its_place_in_the_input(tmp_path, monkeypatch):
+    install(tmp_path / "models", monkeypatch, stages=("pos",), max_len=3)
+    src = tmp_path / "w.txt"
+    src.write_text("".join(f"Para {p} has five words.\n\n" for p in range(12)), encoding="utf-8")
+    warnings = []
+    monkeypatch.setattr("nlpipe.runtime.pipeline.print_warning", warnings.append)
+    one = annotate(tmp_path, src, "one.conllu", batch=1)
+    two = annotate(tmp_path, src, "two.conllu", batch=1, jobs=2)
+    assert one == two
+    assert len(warnings) == 24 and warnings[:12] == warnings[12:]
+    assert "sentence w-12 " in warnings[11]
+
+
+def test_a_bad_byte_is_reported_with_its_line_under_jobs(tmp_path, monkeypatch):
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"".join(b"Paragraph %d here.\n\n" % p for p in range(30)) + b"caf\xe9 au lait.\n")
+    out = tmp_path / "out.conllu"
+    with pytest.raises(InputError) as e:
+        run_annotate([str(src)], str(out), stages=["tokenize", "pos"], jobs=2, batch=1)
+    assert (e.value.path, e.value.line) == (str(src), 61)
+    assert not out.exists()
+
+
+def test_text_is_cut_only_where_a_paragraph_ends():
+    lines = ["a" * 50, "b" * 50, "", "c" * 120, "", "", "d"]
+    cut = list(text_chunks(lines, "t.txt", 1, "raw", tokenizer=lambda: None))
+    assert [c.text for c in cut] == ["\n" + "a" * 50 + "\n" + "b" * 50 + "\n\n",
+                                     "\n" + "c" * 120 + "\n\n", "\n\nd\n"]
+    assert all(c.numbered and c.mode == "raw" for c in cut)
+
+
+def test_renumbered_counts_on_from_the_sentences_before():
+    text = "# newdoc\n# sent_id = t-1\n1\tA\n\n# sent_id = t-2\n1\tB\n\n"
+    numbers = [(text.index("t-1") + 2, 1), (text.index("t-2") + 2, 2)]
+    result = ChunkResult(text, ["sentence t-2 (t.txt): too long"], 2, 2, numbers=numbers)
+    assert renumbered(result, 0) == (text, ["sentence t-2 (t.txt): too long"])
+    assert renumbered(result, 9) == ("# sent_id = t-10\n1\tA\n\n# sent_id = t-11\n1\tB\n\n",
+                                     ["sentence t-11 (t.txt): too long"])
+    plain = ChunkResult("x", ["w"], 1, 1)
+    assert renumbered(plain, 5) == ("x", ["w"])
