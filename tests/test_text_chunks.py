@@ -73,6 +73,18 @@ def test_one_sentence_a_line_in_workers(tmp_path, monkeypatch, raw):
     assert annotate(tmp_path, raw, "two.conllu", batch=1, input_mode="sentences", jobs=2) == one
 
 
+def test_one_sentence_a_line_without_blank_lines_is_cut_between_lines(tmp_path, monkeypatch):
+    install(tmp_path / "models", monkeypatch, stages=("pos",))
+    src = tmp_path / "lines.txt"
+    src.write_text("".join(f"Sentence number {k} is here. It has two parts.\n" for k in range(200))
+                   + "\nA new paragraph.\nIts second line.\n", encoding="utf-8")
+    one = annotate(tmp_path, src, "one.conllu", batch=1, input_mode="sentences")
+    assert one.count("# newpar") == 2 and one.count("# sent_id") == 202
+    log = tokenizing_pids(tmp_path, monkeypatch)
+    assert annotate(tmp_path, src, "two.conllu", batch=1, input_mode="sentences", jobs=2) == one
+    assert str(os.getpid()) not in set(log.read_text().split())
+
+
 def test_a_paragraph_past_the_cap_is_tokenized_by_the_main_process(tmp_path, monkeypatch):
     install(tmp_path / "models", monkeypatch, stages=("pos",))
     src = tmp_path / "long.txt"
@@ -117,7 +129,13 @@ def test_text_is_cut_only_where_a_paragraph_ends():
     cut = list(text_chunks(lines, "t.txt", 1, "raw", tokenizer=lambda: None))
     assert [c.text for c in cut] == ["\n" + "a" * 50 + "\n" + "b" * 50 + "\n\n",
                                      "\n" + "c" * 120 + "\n\n", "\n\nd\n"]
-    assert all(c.numbered and c.mode == "raw" for c in cut)
+    assert all(c.numbered and c.mode == "raw" and not c.continues for c in cut)
+    by_line = list(text_chunks(lines, "t.txt", 1, "sentences", tokenizer=lambda: None))
+    assert [c.text for c in by_line] == ["\n" + "a" * 50 + "\n" + "b" * 50 + "\n", "\n\n" + "c" * 120 + "\n",
+                                         "\n\n\nd\n"]
+    assert [c.continues for c in by_line] == [False, False, False]
+    inside = list(text_chunks(["a" * 120, "b"], "t.txt", 1, "sentences", tokenizer=lambda: None))
+    assert [(c.text, c.continues) for c in inside] == [("\n" + "a" * 120 + "\n", False), ("\nb\n", True)]
 
 
 def test_renumbered_counts_on_from_the_sentences_before():

@@ -41,7 +41,8 @@ class Chunk:
     as ``mode`` (see :data:`nlpipe.stages.tokenize.TEXT_MODES`), for the pipeline's tokenizer;
     ``position``: input bytes read so far. ``numbered``: the sentences were numbered by a tokenizer
     that did not start at this chunk (or may not have): their results carry
-    :attr:`ChunkResult.numbers` for :func:`renumbered`."""
+    :attr:`ChunkResult.numbers` for :func:`renumbered`. ``continues``: ``text`` begins inside a
+    paragraph (a sentence a line), so its first sentence gets no ``# newpar``."""
 
     path: str
     first_line: int = 1
@@ -53,6 +54,7 @@ class Chunk:
     mode: str = "raw"
     batch: int = CHUNK_SENTENCES   # sentences of ``text`` annotated at a time
     numbered: bool = False
+    continues: bool = False
 
 
 @dataclass
@@ -182,23 +184,29 @@ def parse_chunk(chunk: Chunk, skip_bad: bool, warn: Warn) -> List[Item]:
 def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenizer: Callable[[], Any],
                 position: Callable[[], int] = lambda: 0) -> Iterator[Chunk]:
     """Cut the lines of raw text (without their line endings, as
-    :func:`~nlpipe.io.inputs.content_lines` gives them) into chunks of whole paragraphs, each ending
-    at the first blank line after ``batch * TEXT_CHARS`` characters. Each chunk's text starts with a
+    :func:`~nlpipe.io.inputs.content_lines` gives them) into chunks of about ``batch * TEXT_CHARS``
+    characters: whole paragraphs, each chunk ending at the first blank line after that size; in
+    ``sentences`` mode (a sentence a line) at the first line after it. Each chunk's text starts with a
     blank line, so that a tokenizer reading it takes nothing on its first line for a byte-order mark.
 
-    Where no paragraph ends within ``TEXT_CAP`` times that many characters, the rest of the input
-    is tokenized here by ``tokenizer()`` (a tokenizer bounds its memory within a paragraph, a
-    chunk could not) and goes out as chunks of sentences, ``numbered`` as well."""
+    Where no paragraph ends within ``TEXT_CAP`` times that many characters (``raw`` mode), the rest of
+    the input is tokenized here by ``tokenizer()`` (a tokenizer bounds its memory within a paragraph,
+    a chunk could not) and goes out as chunks of sentences, ``numbered`` as well."""
     buf: List[str] = ["\n"]
     size = 0
     target = batch * TEXT_CHARS
+    continues = False    # the chunk begins inside a paragraph (``sentences`` mode)
     it = iter(lines)
     for line in it:
+        blank = not line or line.isspace()
+        if size == 0 and blank:
+            continues = False
         buf.append(line + "\n")
         size += len(line) + 1
-        if size >= target and (not line or line.isspace()):
-            yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True)
-            buf, size = ["\n"], 0
+        if size >= target and (blank or mode == "sentences"):
+            yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True,
+                        continues=continues)
+            buf, size, continues = ["\n"], 0, not blank
         elif size >= TEXT_CAP * target:
             rest = itertools.chain(buf, (x + "\n" for x in it))
             for c in sentence_chunks(tokenizer().tokenize(rest, path, mode), path, batch, position=position):
@@ -206,7 +214,8 @@ def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenize
                 yield c
             return
     if size:
-        yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True)
+        yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True,
+                    continues=continues)
 
 
 def _sentences(pipe: Pipeline, chunk: Chunk) -> Iterator[List[Sentence]]:
@@ -216,9 +225,11 @@ def _sentences(pipe: Pipeline, chunk: Chunk) -> Iterator[List[Sentence]]:
         return
     if pipe.tokenizer is None:
         raise RuntimeError("a chunk of raw text for a pipeline without a tokenizer")
-    stream = io.StringIO(chunk.text, newline="\n")
-    yield from (c.sentences or [] for c in sentence_chunks(pipe.tokenizer.tokenize(stream, chunk.path, chunk.mode),
-                                                           chunk.path, chunk.batch))
+    sentences = pipe.tokenizer.tokenize(io.StringIO(chunk.text, newline="\n"), chunk.path, chunk.mode)
+    for k, c in enumerate(sentence_chunks(sentences, chunk.path, chunk.batch)):
+        if k == 0 and chunk.continues and c.sentences and "# newpar" in c.sentences[0].comments:
+            c.sentences[0].comments.remove("# newpar")   # its paragraph began in the chunk before
+        yield c.sentences or []
 
 
 def process_chunk(pipe: Pipeline, chunk: Chunk) -> ChunkResult:
