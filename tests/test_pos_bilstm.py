@@ -107,15 +107,19 @@ def test_the_cpu_path_runs_without_torch_and_equals_the_torch_network(model_dir)
     assert on_numpy.predict(sents) == on_torch.predict(sents)
 
 
-def test_numpy_scores_equal_torch_scores_on_a_random_model():
+@pytest.mark.parametrize("rank", [0, 5])
+def test_numpy_scores_equal_torch_scores_on_a_random_model(rank):
     from nlpipe.models.bilstm_tagger import DEFAULT_HYPER, TaggerModel
 
     torch.manual_seed(0)
     vocab = {"words": ["dog", "cat", "sees"], "vectors": ["dog", "bird"], "affixes": ["s1:g", "p1:d", "s2:es"],
              "chars": list("adeginorst"), "tags": ["NOUN\tNN", "VERB\tVBZ", "PUNCT\t."], "feats": ["_", "Number=Sing"]}
-    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=2, char_dim=4,
-                 char_filters=7, char_width=3)
+    hyper = dict(DEFAULT_HYPER, hidden=12, word_dim=10, affix_dim=6, vector_dim=5, layers=3, char_dim=4,
+                 char_filters=7, char_width=3, rank=rank)
     model = TaggerModel(vocab, hyper)
+    # with a rank, layers 2 and 3 read the one below through a [5, 24] projection
+    assert sorted(k for k in model.net.state_dict() if ".proj." in k) == \
+        ([] if not rank else ["lstm.proj.1.weight", "lstm.proj.2.weight"])
     with torch.no_grad():
         for p in model.net.parameters():
             p.normal_(0, 0.5)
@@ -166,6 +170,25 @@ def test_a_feats_dictionary_restricts_the_forms_it_lists_and_no_other():
                     assert f == g
         assert got["tags"] == before["tags"]
     assert "feats_dictionary" not in TaggerModel(vocab, hyper, params=params).vocab
+
+
+def test_a_rank_trains_a_smaller_second_layer(tmp_path):
+    d = tmp_path
+    (d / "train.conllu").write_text(treebank(120, 1), encoding="utf-8")
+    (d / "dev.conllu").write_text(treebank(20, 2), encoding="utf-8")
+    r = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
+                                       str(d / "dev.conllu"), "--out", str(d / "model"), "--hidden", "16",
+                                       "--rank", "6", "--epochs", "3", "--batch-tokens", "100", "--vectors", "none"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((d / "model" / "config.json").read_text())["model"]["rank"] == 6
+    tagger = load_stage("pos", str(d / "model"))
+    assert tagger.model.inference.lstm.proj[1].shape == (32, 6)
+    (s,) = parse_string("1\tRex\t_\t_\t_\t_\t_\t_\t_\t_\n2\tsees\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    (out,) = list(tagger.annotate([s]))
+    assert all(w[UPOS] != "_" for w in out.words)
+    bad = CliRunner().invoke(train_pos, ["--arch", "bilstm", "--train", str(d / "train.conllu"), "--dev",
+                                         str(d / "dev.conllu"), "--out", str(d / "m2"), "--rank", "0"])
+    assert bad.exit_code == 2 and "--rank" in bad.output
 
 
 def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path):

@@ -168,6 +168,9 @@ def train_tokenize(method: Optional[str], train_file: str, dev_file: Optional[st
 @click.option("--lr", type=float, default=None, help="Learning rate (default: dfs 0.02 (AdaGrad), bilstm 2e-3 (Adam)).")
 @click.option("--hidden", type=int, default=None, help="bilstm: BiLSTM units per direction (default 192).")
 @click.option("--layers", type=int, default=None, help="bilstm: BiLSTM layers (default 2).")
+@click.option("--rank", type=click.IntRange(min=1), default=None,
+              help="bilstm: each layer after the first reads the one below through a projection to this many "
+                   "dimensions (fewer multiply-adds; default: none).")
 @click.option("--char-filters", type=click.IntRange(min=0), default=None,
               help="bilstm: filters of the character CNN over each word (0: none; default 64 without word "
                    "vectors, 0 with).")
@@ -216,7 +219,7 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
               order_from: Optional[str], train_margin: float, margin: Optional[float],
               checkpoints: Optional[str], first_margin: Optional[float], first_checkpoints: Optional[str],
               epochs: Optional[int], lr: Optional[float], hidden: Optional[int], layers: Optional[int],
-              char_filters: Optional[int], lemma_head: Optional[bool],
+              rank: Optional[int], char_filters: Optional[int], lemma_head: Optional[bool],
               batch_tokens: Optional[int], patience: Optional[int], linear_tagger: Optional[str],
               max_minutes: Optional[float], threads: int, device: str, precision: str, l2: float, min_count: int,
               wrapper_steps: int, wrapper_sample: int,
@@ -236,7 +239,8 @@ def train_pos(arch: str, train_file: str, dev_file: str, out: str, mode: str, fi
                           device=device, precision=precision, morph=morph, as_json=as_json, linear=linear_tagger,
                           **O.given(epochs=epochs, lr=lr, max_minutes=max_minutes, batch_tokens=batch_tokens,
                                     patience=patience, lang=lang),
-                          hyper=O.given(hidden=hidden, layers=layers, char_filters=char_filters, lemma_head=lemma_head))
+                          hyper=O.given(hidden=hidden, layers=layers, rank=rank, char_filters=char_filters,
+                                        lemma_head=lemma_head))
         return
     if precision != "fp32":
         raise NlpipeError("--precision applies to --arch bilstm (the linear tagger trains in numpy)")

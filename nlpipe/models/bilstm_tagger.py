@@ -44,11 +44,12 @@ MAX_CHARS = 20         # characters of a word the character CNN reads
 # no character CNN; lemma_head: train a lemma head too). The lemma head is off, and the character
 # CNN too where there are word vectors: on en_ewt dev neither won; without vectors (fr_sequoia) the
 # CNN did, see CHAR_FILTERS_WITHOUT_VECTORS (docs/experiments.md, 2026-11-28). 192 units beat 128
-# on both dev sets.
+# on both dev sets. rank: 0, or the size of the projection each layer after the first reads the
+# one below through (nlpipe.nn.parser_encoder.BiLSTMStack).
 DEFAULT_HYPER: Dict[str, Any] = {
     "word_dim": 64, "vector_dim": 0, "shape_dim": 8, "affix_dim": 64, "hidden": 192, "layers": 2,
     "dropout": 0.33, "word_dropout": 0.25, "char_dim": 32, "char_filters": 0, "char_width": 3,
-    "lemma_head": False,
+    "lemma_head": False, "rank": 0,
 }
 CHAR_FILTERS_WITHOUT_VECTORS = 64   # the character CNN's default where the tagger has no word vectors
 

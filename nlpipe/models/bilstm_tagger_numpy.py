@@ -31,10 +31,13 @@ def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tupl
         out.update({"chars.embed.weight": (sizes["chars"], hp["char_dim"]),
                     "chars.conv.weight": (f, hp["char_dim"], hp["char_width"]), "chars.conv.bias": (f,)})
         n_in += f
+    rank = int(hp.get("rank", 0))
     for i in range(int(hp["layers"])):
+        if i and rank:
+            out[f"lstm.proj.{i}.weight"] = (rank, 2 * h)
         for side in ("fwd", "bwd"):
             k = f"lstm.{side}.{i}."
-            out.update({k + "weight_ih_l0": (4 * h, n_in if i == 0 else 2 * h), k + "weight_hh_l0": (4 * h, h),
+            out.update({k + "weight_ih_l0": (4 * h, n_in if i == 0 else rank or 2 * h), k + "weight_hh_l0": (4 * h, h),
                         k + "bias_ih_l0": (4 * h,), k + "bias_hh_l0": (4 * h,)})
     for name in HEADS:
         if sizes.get(name):

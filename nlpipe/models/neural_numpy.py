@@ -123,8 +123,9 @@ class Packing:
 
 class BiLSTMStack:
     """The stacked BiLSTM of :class:`nlpipe.nn.parser_encoder.BiLSTMStack` from its saved arrays
-    (``<prefix>fwd.<i>.*``, ``<prefix>bwd.<i>.*``): ``x [b, T, in]`` and ``lengths [b]`` ->
-    ``[b, T, 2H]``, padding positions 0 (never computed: the layers run on packed rows)."""
+    (``<prefix>fwd.<i>.*``, ``<prefix>bwd.<i>.*``, ``<prefix>proj.<i>.weight`` where the stack has a
+    rank): ``x [b, T, in]`` and ``lengths [b]`` -> ``[b, T, 2H]``, padding positions 0 (never computed:
+    the layers run on packed rows)."""
 
     def __init__(self, p: Dict[str, np.ndarray], prefix: str):
         layers = sorted({int(k[len(prefix) + 4:].split(".")[0]) for k in p if k.startswith(prefix + "fwd.")})
@@ -132,6 +133,9 @@ class BiLSTMStack:
         # both directions' input weights side by side: one product a layer ([in, 8H])
         self.w_ih: List[np.ndarray] = []
         self.bias: List[np.ndarray] = []
+        # a layer's projection of the layer below ([2H, rank]), where it has one
+        self.proj: Dict[int, np.ndarray] = {i: np.ascontiguousarray(p[f"{prefix}proj.{i}.weight"].T) for i in layers
+                                            if f"{prefix}proj.{i}.weight" in p}
         for i in layers:
             fw_ih, fw_hh, f_bias = gate_weights(p, f"{prefix}fwd.{i}.")
             bw_ih, bw_hh, b_bias = gate_weights(p, f"{prefix}bwd.{i}.")
@@ -158,6 +162,8 @@ class BiLSTMStack:
         for i, (fwd, bwd) in enumerate(self.layers):
             # a word's first-layer input is its type's: each distinct row projected once; the backward
             # direction reads its rows through ``back`` rather than from a reordered copy of its input
+            if i in self.proj:
+                x = x @ self.proj[i]
             xw = (rows if i == 0 else x) @ self.w_ih[i]
             xw += self.bias[i]
             forward, backward = xw[:, :4 * fwd.h], xw[:, 4 * fwd.h:]

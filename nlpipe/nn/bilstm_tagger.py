@@ -62,7 +62,7 @@ class BiLSTMTagger(nn.Module):
             if hp.get("char_dim") else None
         in_dim = hp["word_dim"] + hp["vector_dim"] + hp["shape_dim"] + hp["affix_dim"] + \
             (hp["char_filters"] if self.chars is not None else 0)
-        self.lstm = BiLSTMStack(in_dim, hp["hidden"], hp["layers"], hp["dropout"], shared=True)
+        self.lstm = BiLSTMStack(in_dim, hp["hidden"], hp["layers"], hp["dropout"], shared=True, rank=hp.get("rank", 0))
         self.heads = nn.ModuleDict({k: nn.Linear(2 * hp["hidden"], n) for k, n in sizes.items() if n})
 
     def set_vectors(self, matrix: np.ndarray) -> None:
