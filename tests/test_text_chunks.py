@@ -147,3 +147,56 @@ def test_renumbered_counts_on_from_the_sentences_before():
                                      ["sentence t-11 (t.txt): too long"])
     plain = ChunkResult("x", ["w"], 1, 1)
     assert renumbered(plain, 5) == ("x", ["w"])
+
+
+@pytest.mark.parametrize("args", [{}, {"probs": True}, {"method": "rules"}, {"mode": "sentences"},
+                                  {"output_format": "json"}])
+def test_the_tokenize_command_in_workers_writes_the_bytes_of_one_process(tmp_path, monkeypatch, args):
+    from nlpipe.runtime.pipeline import run_tokenize
+
+    src = tmp_path / "text.txt"
+    src.write_text(TEXT, encoding="utf-8", newline="")
+    one, two = tmp_path / "one.out", tmp_path / "two.out"
+    assert run_tokenize(str(src), str(one), jobs=1, **args) > 60
+    monkeypatch.setattr(chunks, "TEXT_CHARS", 1)      # chunks of about 1,024 characters
+    log = tokenizing_pids(tmp_path, monkeypatch)
+    run_tokenize(str(src), str(two), jobs=2, **args)
+    assert two.read_bytes() == one.read_bytes()
+    pids = set(log.read_text().split())
+    assert len(pids) >= 2 and str(os.getpid()) not in pids
+
+
+def test_tokenize_takes_a_worker_a_core_for_a_file_of_several_chunks(tmp_path, monkeypatch):
+    from nlpipe.runtime import pipeline
+
+    monkeypatch.setattr(pipeline, "usable_cpus", lambda: 8)
+    big = tmp_path / "big.txt"
+    big.write_text("x" * (3 * 1024 * chunks.TEXT_CHARS + 10), encoding="utf-8")
+    assert pipeline.text_jobs(str(big), 1024) == 3
+    assert pipeline.text_jobs(str(big), 256) == 8
+    assert pipeline.text_jobs("-", 1024) == 1
+
+
+def test_tokenize_in_workers_reports_a_bad_byte_with_its_line_and_the_way_on(tmp_path):
+    from nlpipe.errors import NlpipeError
+    from nlpipe.runtime.pipeline import run_tokenize
+
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"".join(b"Paragraph %d here.\n\n" % p for p in range(30)) + b"caf\xe9 au lait.\n")
+    out = tmp_path / "out.conllu"
+    with pytest.raises(InputError) as e:
+        run_tokenize(str(src), str(out), jobs=2)
+    assert (e.value.path, e.value.line) == (str(src), 61) and "--encoding-errors replace" in str(e.value)
+    assert not out.exists()
+    with pytest.raises(NlpipeError, match="--jobs must be at least 1"):
+        run_tokenize(str(src), str(out), jobs=0)
+
+
+def test_chunks_of_long_sentences_end_at_a_number_of_words():
+    from nlpipe.io.conllu import parse_string
+    from nlpipe.runtime.chunks import sentence_chunks
+
+    sents = parse_string("".join(f"1\tw{k}\t_\t_\t_\t_\t_\t_\t_\t_\n2\tx\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                                 f"3\ty\t_\t_\t_\t_\t_\t_\t_\t_\n\n" for k in range(7)))
+    assert [len(c.sentences) for c in sentence_chunks(sents, "t", 100, max_words=5)] == [2, 2, 2, 1]
+    assert [len(c.sentences) for c in sentence_chunks(sents, "t", 3)] == [3, 3, 1]

@@ -27,13 +27,14 @@ from nlpipe.nn.syntax_modes import OWN_PARSES
               show_default=True, help="What to do with bytes that are not UTF-8.")
 @O.probs("the probability that each sentence ends where it does, as MISC SentEndProb= on its last token "
          "(trained tokenizer, raw text; 1 at a paragraph's end)")
+@O.JOBS
 def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], input_mode: str,
-             output_format: str, encoding_errors: str, probs: bool) -> None:
+             output_format: str, encoding_errors: str, probs: bool, jobs: Optional[int]) -> None:
     """Split raw text into sentences and tokens (CoNLL-U out; CoNLL-U in is written as it is)."""
     from nlpipe.runtime.pipeline import run_tokenize
 
     run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors, mode=input_mode,
-                 output_format=output_format, probs=probs)
+                 output_format=output_format, probs=probs, jobs=jobs)
 
 
 def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:

@@ -29,9 +29,12 @@ CHUNK_SENTENCES = 1024
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
 _BLANK = (b"\n", b"\r\n")
 # A chunk of raw text ends at the first paragraph break after ``batch`` times this many characters
-# (en_ewt: about 90 a sentence), so it holds about ``batch`` sentences or more.
+# (en_ewt: about 90 a sentence), so it holds about ``batch`` sentences or more; see text_chunks for
+# the cap (in chunks' sizes) past which a paragraph is tokenized in this process, and the words a
+# chunk of such sentences holds at most (per sentence of ``batch``).
 TEXT_CHARS = 100
 TEXT_CAP = 16
+TEXT_WORDS = 20
 
 
 @dataclass
@@ -135,14 +138,19 @@ def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool 
 
 
 def sentence_chunks(sentences: Iterable[Sentence], path: str, batch: int, document: bool = False,
-                    position: Callable[[], int] = lambda: 0) -> Iterator[Chunk]:
-    """Group built sentences into chunks (same cutting rule as :func:`conllu_chunks`)."""
+                    position: Callable[[], int] = lambda: 0, max_words: Optional[int] = None) -> Iterator[Chunk]:
+    """Group built sentences into chunks (same cutting rule as :func:`conllu_chunks`); with
+    ``max_words`` (not with ``document``), a chunk also ends once it holds that many words."""
     buf: List[Sentence] = []
+    words = 0
     for s in sentences:
-        if len(buf) >= batch and (not document or s.starts_document or len(buf) >= DOC_CAP * batch):
+        if buf and (len(buf) >= batch and (not document or s.starts_document or len(buf) >= DOC_CAP * batch)
+                    or max_words is not None and words >= max_words):
             yield Chunk(path, sentences=buf, position=position())
-            buf = []
+            buf, words = [], 0
         buf.append(s)
+        if max_words is not None:
+            words += len(s.rows)
     if buf:
         yield Chunk(path, sentences=buf, position=position())
 
@@ -209,7 +217,10 @@ def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenize
             buf, size, continues = ["\n"], 0, not blank
         elif size >= TEXT_CAP * target:
             rest = itertools.chain(buf, (x + "\n" for x in it))
-            for c in sentence_chunks(tokenizer().tokenize(rest, path, mode), path, batch, position=position):
+            # such a text's sentences may be long: chunks of at most ``batch * TEXT_WORDS`` words keep
+            # what is on its way to the workers small
+            for c in sentence_chunks(tokenizer().tokenize(rest, path, mode), path, batch, position=position,
+                                     max_words=batch * TEXT_WORDS):
                 c.numbered = True
                 yield c
             return

@@ -22,8 +22,8 @@ from nlpipe.io.model_dir import UNDETERMINED
 from nlpipe.io.scripts import ScriptCheck
 from nlpipe.registry import check_probs, check_stage_input, load_stage, model_language, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, chain_tokenizer, resolve_stages, without_probs
-from nlpipe.runtime.chunks import (CHUNK_SENTENCES, Chunk, ChunkResult, conllu_chunks, process_chunk, renumbered,
-                                   sentence_chunks, text_chunks)
+from nlpipe.runtime.chunks import (CHUNK_SENTENCES, TEXT_CHARS, Chunk, ChunkResult, conllu_chunks, process_chunk,
+                                   renumbered, sentence_chunks, text_chunks)
 from nlpipe.runtime.progress import Progress
 from nlpipe.stages.base import usable_cpus
 from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
@@ -56,17 +56,32 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
                  encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu",
-                 probs: bool = False) -> int:
+                 probs: bool = False, jobs: Optional[int] = None) -> int:
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
     CoNLL-U input is written as it is); return the number of sentences written. ``probs``: MISC
-    ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text."""
+    ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text.
+    ``jobs``: worker processes tokenizing whole paragraphs (None: :func:`text_jobs`), with the
+    bytes of one process."""
     check_output(output, [input])
     check_input(input)
+    if jobs is not None and jobs < 1:
+        raise NlpipeError(f"--jobs must be at least 1, not {jobs}")
     src = Source(input, mode, encoding_errors)
     try:
         # CoNLL-U passes through untokenized; an empty input still loads (and so checks) the model
         passed = src.mode == "tokens" or (src.mode == "conllu" and not src.empty)
-        tokenizer = None if passed else load_tokenizer(model, method, **({"probs": True} if probs else {}))
+        options = {"probs": True} if probs else {}
+        tokenizer = None if passed else load_tokenizer(model, method, **options)
+        if jobs is None:
+            jobs = text_jobs(input, CHUNK_SENTENCES)
+        if jobs > 1 and src.mode in ("raw", "sentences"):
+            src.close()
+            if model is None and method is not None:
+                model = TOKENIZER_METHODS[method]
+            spec = PipelineSpec(["tokenize"], {"tokenize": model} if model is not None else {}, options)
+            with Annotator(spec, jobs, input_mode=src.mode, encoding_errors=encoding_errors,
+                           tokenizer=tokenizer) as ann, open_output(output, [input]) as out:
+                return ann.run([input], rendered(out, output_format), Progress("tokenize", enabled=False))["sentences"]
         check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output, [input]) as out:
             return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
@@ -74,6 +89,14 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
         src.close()
+
+
+def text_jobs(path: str, batch: int) -> int:
+    """Worker processes for ``nlpipe tokenize`` by default: one per core, up to the chunks of raw
+    text the file makes (:data:`~nlpipe.runtime.chunks.TEXT_CHARS` characters a sentence); 1 for a stream."""
+    if path == "-" or not os.path.isfile(path):
+        return 1
+    return max(1, min(usable_cpus(), os.path.getsize(path) // (batch * TEXT_CHARS)))
 
 
 def checked(sentences: Iterable[Sentence], check: ScriptCheck) -> Iterator[Sentence]:
@@ -309,7 +332,9 @@ class Annotator:
     """Runs a :class:`PipelineSpec` over inputs with ``jobs`` processes; reusable across files."""
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
-                 warn: Optional[Warn] = None, input_mode: str = "auto"):
+                 warn: Optional[Warn] = None, input_mode: str = "auto", encoding_errors: str = "strict",
+                 tokenizer: Any = None):
+        """``tokenizer``: the chain's tokenize stage, already loaded (else loaded here when needed)."""
         check_input_mode(input_mode)
         if batch < 1:
             raise NlpipeError(f"--batch must be at least 1, not {batch}")
@@ -325,7 +350,8 @@ class Annotator:
         self.wants_tokenize = "tokenize" in spec.stages
         # without tokenize in the chain, input is CoNLL-U unless a text mode is asked for
         self.input_mode = "conllu" if input_mode == "auto" and not self.wants_tokenize else input_mode
-        self._tokenizer: Any = None
+        self._tokenizer: Any = tokenizer
+        self.encoding_errors = encoding_errors
         self.runner = make_runner(spec, jobs)
         languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
         self.language = next(iter(languages)) if len(languages) == 1 else None
@@ -347,7 +373,7 @@ class Annotator:
         """Annotate ``inputs`` one after another into ``out``; ``base``: bytes of earlier inputs."""
         stats = {"sentences": 0, "tokens": 0}
         for path in inputs:
-            src = Source(path, self.input_mode)
+            src = Source(path, self.input_mode, self.encoding_errors)
             check = ScriptCheck(self.language, src.name)
             try:
                 if self.jobs > 1 and src.mode in ("raw", "sentences") and not self.runner.document:
