@@ -100,6 +100,19 @@ def main() -> None:
     result: Dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "device": d,
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": {}}
     rows = result["rows"]
+
+    def record(name: str, r: Dict[str, Any]) -> None:
+        """Keep row ``name``, print it and write the JSON so far: a run stopped from outside keeps
+        the rows it finished."""
+        r["stderr"] = r["stderr"][-600:]
+        rows[name] = r
+        shown = {k: v for k, v in r.items() if k != "stderr" and v is not None}
+        print(f"{name:<14} {json.dumps(shown)}", flush=True)
+        if r["exit"] != 0:
+            print("   " + r["stderr"].strip().replace("\n", "\n   "), flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
+
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         big, one = tmp / "big.txt", tmp / "one.txt"
@@ -108,20 +121,20 @@ def main() -> None:
         for j in [int(x) for x in args.jobs.split(",") if x]:
             r = run(NLPIPE + ["annotate", str(big), "--device", d, "-j", str(j)], args.limit)
             r["words_per_s"] = round(words * args.copies / r["seconds"]) if r["exit"] == 0 else None
-            rows[f"annotate-j{j}"] = r
+            record(f"annotate-j{j}", r)
         on_d, on_cpu = tmp / "d.conllu", tmp / "cpu.conllu"
         r = run(NLPIPE + ["annotate", str(one), "--device", d], args.limit, on_d)
         r_cpu = run(NLPIPE + ["annotate", str(one), "--device", "cpu"], args.limit, on_cpu)
         if r["exit"] == 0 and r_cpu["exit"] == 0:
             r["differing_cells"] = differing_cells(parse_string(on_d.read_text(encoding="utf-8")),
                                                    parse_string(on_cpu.read_text(encoding="utf-8")))
-        rows["cuda-vs-cpu"] = r
+        record("cuda-vs-cpu", r)
         long = " ".join(("the cat saw a dog near the bank , and " * 200).split()[:2000]) + " .\n\n"
         mem = tmp / "mem.txt"
         mem.write_text(long + "\n\n".join([text] * 8), encoding="utf-8")    # about 200,000 words after it
         r = run(NLPIPE + ["annotate", str(mem), "--device", d, "--batch", "20000"], args.limit)
         r["out_of_memory"] = "out of memory" in r["stderr"].lower()
-        rows["memory"] = r
+        record("memory", r)
         for stage in [s for s in args.train.split(",") if s]:
             data = training_files(stage, tmp, args.limit)
             for precision in [p for p in args.precision.split(",") if p]:
@@ -132,15 +145,7 @@ def main() -> None:
                 found = EPOCH.search(r["stderr"])
                 r["epoch_seconds"] = float(found.group(1)) if found else None
                 r["dev"] = found.group(0).split("dev ", 1)[-1].split("  (")[0] if found else None
-                rows[f"train-{stage}" + ("" if precision == "fp32" else f"-{precision}")] = r
-    for name, r in rows.items():
-        r["stderr"] = r["stderr"][-600:]
-        shown = {k: v for k, v in r.items() if k != "stderr" and v is not None}
-        print(f"{name:<14} {json.dumps(shown)}")
-        if r["exit"] != 0:
-            print("   " + r["stderr"].strip().replace("\n", "\n   "))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
+                record(f"train-{stage}" + ("" if precision == "fp32" else f"-{precision}"), r)
 
 
 if __name__ == "__main__":
