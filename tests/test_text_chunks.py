@@ -166,6 +166,16 @@ def test_the_tokenize_command_in_workers_writes_the_bytes_of_one_process(tmp_pat
     assert len(pids) >= 2 and str(os.getpid()) not in pids
 
 
+def test_tokenize_reads_stdin_in_one_process_even_with_jobs(tmp_path):
+    from conftest import run_cli
+
+    src = tmp_path / "text.txt"
+    src.write_text(TEXT, encoding="utf-8", newline="")
+    one = run_cli("tokenize", str(src), "-j", "1")
+    piped = run_cli("tokenize", "-", "-j", "2", input=TEXT.encode("utf-8"))
+    assert piped.returncode == 0 and piped.stdout.replace(b"stdin-", b"text-") == one.stdout
+
+
 def test_tokenize_takes_a_worker_a_core_for_a_file_of_several_chunks(tmp_path, monkeypatch):
     from nlpipe.runtime import pipeline
 

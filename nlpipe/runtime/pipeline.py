@@ -60,8 +60,8 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
     CoNLL-U input is written as it is); return the number of sentences written. ``probs``: MISC
     ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text.
-    ``jobs``: worker processes tokenizing whole paragraphs (None: :func:`text_jobs`), with the
-    bytes of one process."""
+    ``jobs``: worker processes tokenizing whole paragraphs of a file (None: :func:`text_jobs`; stdin
+    is read in one process), with the bytes of one process."""
     check_output(output, [input])
     check_input(input)
     if jobs is not None and jobs < 1:
@@ -74,8 +74,8 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
         tokenizer = None if passed else load_tokenizer(model, method, **options)
         if jobs is None:
             jobs = text_jobs(input, CHUNK_SENTENCES)
-        if jobs > 1 and src.mode in ("raw", "sentences"):
-            src.close()
+        if jobs > 1 and src.mode in ("raw", "sentences") and input != "-" and os.path.isfile(input):
+            src.close()   # the workers' run reads the file again
             if model is None and method is not None:
                 model = TOKENIZER_METHODS[method]
             spec = PipelineSpec(["tokenize"], {"tokenize": model} if model is not None else {}, options)
