@@ -191,6 +191,55 @@ def test_a_rank_trains_a_smaller_second_layer(tmp_path):
     assert bad.exit_code == 2 and "--rank" in bad.output
 
 
+def test_feats_follow_the_tag_where_the_folder_lists_them(model_dir, tmp_path):
+    from nlpipe.io.model_dir import read_config
+    from nlpipe.models.bilstm_tagger import TaggerModel
+    from nlpipe.train.feats_by_tag import choose_feats_by_tag, feats_by_tag_rows, main
+
+    config = read_config(model_dir, "pos")
+    sents = [["the", "dogs", "sees", "a", "cat", "."], ["Rex", "likes", "birds", "."]]
+    # a contrived table: NNS words may only be singular, VBZ words may only have no FEATS
+    rows = feats_by_tag_rows([("NOUN\tNNS", "Number=Sing"), ("VERB\tVBZ", "_"), ("NOUN\tNNS", "Number=Sing")])
+    assert rows == [["NOUN\tNNS", "Number=Sing"], ["VERB\tVBZ", "_"]]
+    feats_of = {}
+    for numpy in (True, False):
+        model = TaggerModel.load(model_dir, config, "cpu", numpy=numpy)
+        free = model.predict(sents)
+        model.set_feats_by_tag(rows)
+        held = model.predict(sents)
+        assert free["tags"] == held["tags"]
+        names = [[model.labels["feats"][i] for i in row] for row in held["feats"]]
+        assert names[0][1] == names[1][2] == "Number=Sing" and names[0][2] == names[1][1] == "_"
+        assert [[model.labels["feats"][i] for i in row] for row in free["feats"]][0][1] == "Number=Plur"
+        assert names[0][4] == "Number=Sing" and names[0][0] == "Definite=Def|PronType=Art"   # tags not listed
+        feats_of[numpy] = held
+        model.set_feats_by_tag([])
+        assert model.predict(sents) == free and "feats_by_tag" not in model.vocab
+    assert feats_of[True] == feats_of[False]
+
+    said = []
+    model = TaggerModel.load(model_dir, config, "cpu", numpy=True)
+    assert not choose_feats_by_tag(model, rows, lambda: {"ufeats": 90.0}, said.append)
+    assert "feats_by_tag" not in model.vocab and "left out" in said[-1]
+    scores = iter([{"ufeats": 90.0}, {"ufeats": 90.5}])
+    assert choose_feats_by_tag(model, rows, lambda: next(scores), said.append)
+    assert model.vocab["feats_by_tag"] == rows and "kept" in said[-1]
+
+    # an existing folder: the rows go into vocab.json where dev gains (this tiny dev has nothing to gain)
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    (tmp_path / "train.conllu").write_text(treebank(50, 1), encoding="utf-8")
+    (tmp_path / "dev.conllu").write_text(treebank(20, 2), encoding="utf-8")
+    main([str(copy), str(tmp_path / "train.conllu"), str(tmp_path / "dev.conllu")])
+    assert json.loads((copy / "config.json").read_text())["training"]["feats_by_tag"] is False
+    assert "feats_by_tag" not in json.loads((copy / "vocab.json").read_text())
+
+
+def test_training_records_whether_feats_follow_the_tag(model_dir):
+    assert isinstance(json.loads((model_dir / "config.json").read_text())["training"]["feats_by_tag"], bool)
+
+
 def test_weights_that_do_not_fit_the_config_are_a_model_error(model_dir, tmp_path):
     import shutil
 

@@ -7,7 +7,9 @@ hyper-parameters under ``model``), ``vocab.json`` (``words``: the trained word t
 FEATS strings of the FEATS head; ``lemmas``: the lemma rules of the lemma head, as
 :func:`~nlpipe.models.lemmatizer.lemma_rule` writes them; each empty where the model has no such
 part; ``feats_dictionary``, where training chose one: ``[form, FEATS, ...]`` rows, the only FEATS a
-word of that normalized form may get, as the linear tagger's FEATS dictionary), ``weights.pt`` (half
+word of that normalized form may get, as the linear tagger's FEATS dictionary; ``feats_by_tag``, where
+training chose it: ``[UPOS<TAB>XPOS, FEATS, ...]`` rows, the FEATS a word with that tag had in
+training, the only ones it may get), ``weights.pt`` (half
 precision) and, for a treebank with lemmas, ``lemma/``: a :class:`~nlpipe.models.lemmatizer.Lemmatizer`
 with its own word attributes, reading this tagger's labels. Config ``model.lemma_from`` says where
 lemmas come from (:data:`LEMMA_SOURCES`). Config ``model.linear`` (``{"dir": "linear", "weight": w}``),
@@ -80,6 +82,7 @@ class TaggerModel:
                       "chars": len(self.chars) if self.chars is not None else 0,
                       **{k: len(self.labels[k]) for k in HEADS}}
         self.set_feats_dictionary(vocab.get("feats_dictionary") or [])
+        self.set_feats_by_tag(vocab.get("feats_by_tag") or [])
         self._forms: Dict[str, Tuple[int, ...]] = {}
         self._chars: Dict[str, List[int]] = {}              # character ids of the forms seen
         self._char_features: Dict[str, np.ndarray] = {}     # numpy: the character CNN's output by form
@@ -118,6 +121,25 @@ class TaggerModel:
         self._feats_masks[0] = 0.0
         for ids, k in sets.items():
             self._feats_masks[k, list(ids)] = 0.0
+
+    def set_feats_by_tag(self, rows: Sequence[Sequence[str]]) -> None:
+        """Restrict the FEATS head by the word's tag: each row ``[UPOS<TAB>XPOS, FEATS, ...]`` lists
+        the only FEATS (of the head's labels) a word with that tag may get; a tag without a row, or no
+        rows at all: no restriction."""
+        self.vocab = dict(self.vocab, feats_by_tag=[list(r) for r in rows])
+        self._tag_feats: Optional[np.ndarray] = None
+        if not rows:
+            del self.vocab["feats_by_tag"]
+            return
+        tags = {t: i for i, t in enumerate(self.labels["tags"])}
+        feats = {f: i for i, f in enumerate(self.labels["feats"])}
+        mask = np.zeros((len(tags), len(feats)), dtype=np.float32)             # [n_tags, n_feats]
+        for tag, *labels in rows:
+            ids = [feats[f] for f in labels if f in feats]
+            if tag in tags and ids:
+                mask[tags[tag]] = RULED_OUT
+                mask[tags[tag], ids] = 0.0
+        self._tag_feats = mask
 
     def feats_masks(self, sentences: Sequence[Sequence[str]], n: int) -> Optional[np.ndarray]:
         """``[b, n, n_feats]`` scores to add to the FEATS head's (0, or ruling a FEATS out); None
@@ -230,6 +252,9 @@ class TaggerModel:
             if prior is not None:
                 out["tags"] = (torch.log_softmax(out["tags"].float(), -1)
                                + torch.from_numpy(padded(prior(), len(self.labels["tags"]))).to(out["tags"].device))
+            if self._tag_feats is not None and "feats" in out:
+                out["feats"] = out["feats"] + torch.from_numpy(self._tag_feats).to(out["feats"].device)[
+                    out["tags"].argmax(-1)]
             best = {k: s.argmax(-1).cpu().numpy() for k, s in out.items()}
             tag_scores = out["tags"].float().cpu().numpy()
         ids: Dict[str, Any] = {k: [row[:len(s)].tolist() for row, s in zip(v, sentences)] for k, v in best.items()}
@@ -263,6 +288,8 @@ class TaggerModel:
             out["feats"] = out["feats"] + masks.reshape(-1, masks.shape[-1])[packing.index]
         if prior is not None:
             out["tags"] = log_softmax(out["tags"]) + np.concatenate(prior())[words]
+        if self._tag_feats is not None and "feats" in out:
+            out["feats"] = out["feats"] + self._tag_feats[out["tags"].argmax(-1)]
         ends = np.cumsum(lengths)[:-1]
 
         def by_sentence(x: np.ndarray) -> List[np.ndarray]:

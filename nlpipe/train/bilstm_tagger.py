@@ -40,6 +40,7 @@ from nlpipe.nn.features import affix_keys, word_key
 from nlpipe.runtime.evaluate import strip_stage
 from nlpipe.stages.pos import LABEL_SEP, PosTagger
 from nlpipe.stages.pos_bilstm import BiLSTMPosTagger, LinearPrior
+from nlpipe.train.feats_by_tag import choose_feats_by_tag, feats_by_tag_rows
 from nlpipe.train.linear_fit import FitOptions
 from nlpipe.train.loop import Trainer, seed_everything, stage_scores
 from nlpipe.train.morph import MorphSentence, has_column, read_morph, train_lemmatizer
@@ -203,10 +204,12 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
         weight = choose_linear_weight(model, linear_stage, dev_sents, say)
         if weight:
             shutil.copytree(linear_dir, Path(out_dir) / LINEAR_DIR)
-    feats_dictionary = None
+    feats_dictionary = feats_by_tag = None
     if "feats" in columns:
         pairs = [(f, x) for s in morph_train for f, x in zip(s.forms, s.feats)]
         feats_dictionary = choose_feats_dictionary(model, pairs, dev_sents, say)
+        rows = feats_by_tag_rows((t, x) for s, m in zip(tagged, morph_train) for t, x in zip(s[1], m.feats))
+        feats_by_tag = choose_feats_by_tag(model, rows, lambda: dev_scores(model, dev_sents), say)
     lemmatizer = lemma_from = None
     if "lemmas" in columns:
         lemmatizer = _train_lemmatizer(model, tagged, morph_train, dev_sents, dev_path, seed, say)
@@ -218,7 +221,7 @@ def train(train_path: str, dev_path: str, out_dir: str, epochs: int = 80, max_mi
                               best_epoch=run.best_epoch, minutes=round(run.minutes, 1), ema=ema or None,
                               batch_tokens=batch_tokens, lr=lr, decay=decay, threads=threads,
                               precision=precision,
-                              vectors=source, feats_dictionary=feats_dictionary,
+                              vectors=source, feats_dictionary=feats_dictionary, feats_by_tag=feats_by_tag,
                               linear=str(linear) if linear else None, linear_weight=weight if linear else None,
                               history=run.history)
     model.save(Path(out_dir), training, lang, LEMMA_DIR if lemmatizer is not None else None, lemma_from,
