@@ -219,11 +219,14 @@ def test_feats_follow_the_tag_where_the_folder_lists_them(model_dir, tmp_path):
 
     said = []
     model = TaggerModel.load(model_dir, config, "cpu", numpy=True)
-    assert not choose_feats_by_tag(model, rows, lambda: {"ufeats": 90.0}, said.append)
+    assert not choose_feats_by_tag(model, rows, lambda: {"ufeats": 90.0, "alltags": 80.0}, said.append)
     assert "feats_by_tag" not in model.vocab and "left out" in said[-1]
-    scores = iter([{"ufeats": 90.0}, {"ufeats": 90.5}])
+    # UFeats a little lower, AllTags higher: FEATS that agree with the tags are kept
+    scores = iter([{"ufeats": 90.0, "alltags": 80.0}, {"ufeats": 89.9, "alltags": 80.3}])
     assert choose_feats_by_tag(model, rows, lambda: next(scores), said.append)
     assert model.vocab["feats_by_tag"] == rows and "kept" in said[-1]
+    scores = iter([{"ufeats": 90.0, "alltags": 80.0}, {"ufeats": 90.2, "alltags": 79.7}])
+    assert not choose_feats_by_tag(model, rows, lambda: next(scores), said.append)
 
     # an existing folder: the rows go into vocab.json where dev gains (this tiny dev has nothing to gain)
     import shutil

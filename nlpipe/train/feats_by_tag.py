@@ -1,5 +1,5 @@
 """The BiLSTM tagger's FEATS restricted by its tag: a word tagged ``UPOS<TAB>XPOS`` gets only a FEATS
-string that words with that tag had in training (where that gains UFeats on dev).
+string that words with that tag had in training (where that gains UFeats + AllTags on dev).
 
 The FEATS head and the tag head are trained side by side but decided apart, so a word tagged NNS
 could get ``Number=Sing``; in a treebank whose XPOS spells out the features, most FEATS errors are
@@ -8,7 +8,7 @@ trained before it::
 
     python -m nlpipe.train.feats_by_tag MODEL_DIR TRAIN.conllu DEV.conllu
 
-writes the rows into the folder's ``vocab.json`` (``feats_by_tag``) where they gain UFeats on dev,
+writes the rows into the folder's ``vocab.json`` (``feats_by_tag``) where they gain UFeats + AllTags on dev,
 and the choice into ``config.json`` (``training.feats_by_tag``); nothing else changes.
 """
 from __future__ import annotations
@@ -35,13 +35,13 @@ def feats_by_tag_rows(pairs: Iterable[Sequence[str]]) -> List[List[str]]:
 def choose_feats_by_tag(model: Any, rows: List[List[str]], score: Callable[[], Dict[str, float]],
                         say: Callable[[str], None]) -> bool:
     """Leave ``rows`` in ``model`` (a :class:`~nlpipe.models.bilstm_tagger.TaggerModel`) where
-    ``score()`` (dev scores) gives a higher UFeats with them than without (ties: without); returns
-    whether it does."""
+    ``score()`` (dev scores) gives a higher UFeats + AllTags with them than without (ties: without);
+    returns whether it does. AllTags counts too: the restriction is about FEATS agreeing with the tags."""
     model.set_feats_by_tag([])
     before = score()
     model.set_feats_by_tag(rows)
     after = score()
-    keep = after["ufeats"] > before["ufeats"]
+    keep = after["ufeats"] + after.get("alltags", 0) > before["ufeats"] + before.get("alltags", 0)
     say(f"feats: dev UFeats / AllTags with the FEATS of each tag in training {after['ufeats']:.2f} / "
         f"{after.get('alltags', 0):.2f}, without {before['ufeats']:.2f} / {before.get('alltags', 0):.2f}: "
         + ("kept" if keep else "left out"))
