@@ -53,13 +53,13 @@ def choose_feats_by_tag(model: Any, rows: List[List[str]], score: Callable[[], D
 def main(argv: List[str]) -> None:
     """``MODEL_DIR TRAIN.conllu DEV.conllu`` (see the module's docstring)."""
     from nlpipe.registry import load_stage
-    from nlpipe.train.bilstm_tagger import dev_scores
+    from nlpipe.train.loop import stage_scores
 
     model_dir, train, dev = Path(argv[0]), argv[1], argv[2]
     stage = load_stage("pos", str(model_dir))
     rows = feats_by_tag_rows((w[UPOS] + LABEL_SEP + w[XPOS], w[FEATS]) for s in read_file(train) for w in s.words)
     dev_sents = list(read_file(dev))
-    keep = choose_feats_by_tag(stage.model, rows, lambda: dev_scores(stage.model, dev_sents), print)
+    keep = choose_feats_by_tag(stage.model, rows, lambda: stage_scores(stage, "pos", dev_sents), print)
     vocab = read_json(model_dir / VOCAB)
     vocab.pop("feats_by_tag", None)
     if keep:
