@@ -2,14 +2,14 @@
 string that words with that tag had in training (where that gains UFeats + AllTags on dev).
 
 The FEATS head and the tag head are trained side by side but decided apart, so a word tagged NNS
-could get ``Number=Sing``; in a treebank whose XPOS spells out the features, most FEATS errors are
-such contradictions. ``nlpipe train pos --arch bilstm`` chooses the restriction on dev; for a tagger
-trained before it::
+could get ``Number=Sing``; the more a treebank's XPOS says about the features, the more the tag
+rules out. ``nlpipe train pos --arch bilstm`` chooses the restriction on dev; for a tagger trained
+before it::
 
     python -m nlpipe.train.feats_by_tag MODEL_DIR TRAIN.conllu DEV.conllu
 
-writes the rows into the folder's ``vocab.json`` (``feats_by_tag``) where they gain UFeats + AllTags on dev,
-and the choice into ``config.json`` (``training.feats_by_tag``); nothing else changes.
+writes the rows into the folder's ``vocab.json`` (``feats_by_tag``) where they gain UFeats +
+AllTags on dev, and the choice into ``config.json`` (``training.feats_by_tag``); nothing else changes.
 """
 from __future__ import annotations
 
