@@ -182,9 +182,9 @@ def test_tokenize_takes_a_worker_a_core_for_a_file_of_several_chunks(tmp_path, m
     monkeypatch.setattr(pipeline, "usable_cpus", lambda: 8)
     big = tmp_path / "big.txt"
     big.write_text("x" * (3 * 1024 * chunks.TEXT_CHARS + 10), encoding="utf-8")
-    assert pipeline.text_jobs(str(big), 1024) == 3
-    assert pipeline.text_jobs(str(big), 256) == 8
-    assert pipeline.text_jobs("-", 1024) == 1
+    assert pipeline.auto_jobs(str(big), 1024, "cpu", chunks.TEXT_CHARS) == 3
+    assert pipeline.auto_jobs(str(big), 256, "cpu", chunks.TEXT_CHARS) == 8
+    assert pipeline.auto_jobs("-", 1024, "cpu", chunks.TEXT_CHARS) == 1
 
 
 def test_tokenize_in_workers_reports_a_bad_byte_with_its_line_and_the_way_on(tmp_path):

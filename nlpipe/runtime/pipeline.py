@@ -60,8 +60,9 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
     CoNLL-U input is written as it is); return the number of sentences written. ``probs``: MISC
     ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text.
-    ``jobs``: worker processes tokenizing whole paragraphs of a file (None: :func:`text_jobs`; stdin
-    is read in one process), with the bytes of one process."""
+    ``jobs``: worker processes tokenizing whole paragraphs of a file (None: :func:`auto_jobs`, a
+    sentence of raw text taken as :data:`~nlpipe.runtime.chunks.TEXT_CHARS` bytes; stdin is read in
+    one process), with the bytes of one process."""
     check_output(output, [input])
     check_input(input)
     if jobs is not None and jobs < 1:
@@ -73,7 +74,7 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
         options = {"probs": True} if probs else {}
         tokenizer = None if passed else load_tokenizer(model, method, **options)
         if jobs is None:
-            jobs = text_jobs(input, CHUNK_SENTENCES)
+            jobs = auto_jobs(input, CHUNK_SENTENCES, "cpu", TEXT_CHARS)
         if jobs > 1 and src.mode in ("raw", "sentences") and input != "-" and os.path.isfile(input):
             src.close()   # the workers' run reads the file again
             if model is None and method is not None:
@@ -89,14 +90,6 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
         raise e.hint("use --encoding-errors replace to go on") from None
     finally:
         src.close()
-
-
-def text_jobs(path: str, batch: int) -> int:
-    """Worker processes for ``nlpipe tokenize`` by default: one per core, up to the chunks of raw
-    text the file makes (:data:`~nlpipe.runtime.chunks.TEXT_CHARS` characters a sentence); 1 for a stream."""
-    if path == "-" or not os.path.isfile(path):
-        return 1
-    return max(1, min(usable_cpus(), os.path.getsize(path) // (batch * TEXT_CHARS)))
 
 
 def checked(sentences: Iterable[Sentence], check: ScriptCheck) -> Iterator[Sentence]:
@@ -149,14 +142,15 @@ def run_stage(stage: str, input: str, output: str, model: Optional[str] = None, 
 SENTENCE_BYTES = 1000
 
 
-def auto_jobs(path: str, batch: int, device: str) -> int:
+def auto_jobs(path: str, batch: int, device: str, sentence_bytes: Optional[int] = None) -> int:
     """Worker processes for a filter by default: on the CPU, one per core, up to the chunks that
     the input file makes (a chunk is never split: one chunk keeps one process, whose batches then
-    run in threads); 1 for a stream, whose size is unknown, or another device. Processes keep each
-    core busy where threads share one interpreter lock."""
+    run in threads; ``sentence_bytes``: a sentence's estimated size in the file, default
+    :data:`SENTENCE_BYTES`); 1 for a stream, whose size is unknown, or another device. Processes
+    keep each core busy where threads share one interpreter lock."""
     if device != "cpu" or path == "-" or not os.path.isfile(path):
         return 1
-    chunks = os.path.getsize(path) // (batch * SENTENCE_BYTES)
+    chunks = os.path.getsize(path) // (batch * (sentence_bytes or SENTENCE_BYTES))
     return max(1, min(usable_cpus(), chunks))
 
 
