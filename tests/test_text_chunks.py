@@ -10,7 +10,7 @@ import pytest
 
 from nlpipe.errors import InputError
 from nlpipe.runtime import chunks
-from nlpipe.runtime.chunks import ChunkResult, renumbered, text_chunks
+from nlpipe.runtime.chunks import ChunkResult, even_size, renumbered, text_chunks
 from nlpipe.runtime.pipeline import run_annotate
 from nlpipe.stages.tokenize import Tokenizer
 from test_annotate_standins import install
@@ -136,6 +136,25 @@ def test_text_is_cut_only_where_a_paragraph_ends():
     assert [c.continues for c in by_line] == [False, False, False]
     inside = list(text_chunks(["a" * 120, "b"], "t.txt", 1, "sentences", tokenizer=lambda: None))
     assert [(c.text, c.continues) for c in inside] == [("\n" + "a" * 120 + "\n", False), ("\nb\n", True)]
+
+
+def test_even_size_cuts_a_known_total_into_a_multiple_of_the_parts():
+    assert even_size(100, 250, 2) == 63      # 4 chunks, 2 a worker, not 100 + 100 + 50
+    assert even_size(100, 150, 2) == 75      # 2 chunks
+    assert even_size(100, 1000, 3) == 84     # 12 chunks
+    assert even_size(100, 40, 2) == 20       # a small input still keeps both workers busy
+    assert even_size(100, None, 2) == 100    # a stream: size unknown
+    assert even_size(100, 0, 2) == 100       # a pipe's size reads as 0
+    assert even_size(100, 250, 1) == 100
+
+
+def test_a_file_of_known_size_is_cut_for_the_workers():
+    lines = ["x" * 40, ""] * 12                       # 12 paragraphs of 42 characters
+    plain = list(text_chunks(lines, "t.txt", 1, "raw", tokenizer=lambda: None))
+    assert [c.text.count("x" * 40) for c in plain] == [3, 3, 3, 3]
+    even = list(text_chunks(lines, "t.txt", 1, "raw", tokenizer=lambda: None, total=504, parts=2))
+    assert [c.text.count("x" * 40) for c in even] == [2] * 6
+    assert all(c.text.startswith("\n" + "x" * 40) for c in even)
 
 
 def test_renumbered_counts_on_from_the_sentences_before():

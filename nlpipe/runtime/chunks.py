@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
@@ -189,13 +190,26 @@ def parse_chunk(chunk: Chunk, skip_bad: bool, warn: Warn) -> List[Item]:
     return items
 
 
+def even_size(target: int, total: Optional[int], parts: int) -> int:
+    """The size, at most ``target``, that cuts an input of ``total`` units into a multiple of
+    ``parts`` chunks of equal size, so that ``parts`` workers finish together: on two workers three
+    chunks of 100k characters and a fourth of 50k keep one worker alone for a third of the time.
+    ``target`` when the total is unknown (a stream) or there is one part."""
+    if not total or total <= 0 or parts < 2:
+        return target
+    return max(1, math.ceil(total / (parts * math.ceil(total / (parts * target)))))
+
+
 def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenizer: Callable[[], Any],
-                position: Callable[[], int] = lambda: 0) -> Iterator[Chunk]:
+                position: Callable[[], int] = lambda: 0, total: Optional[int] = None,
+                parts: int = 1) -> Iterator[Chunk]:
     """Cut the lines of raw text (without their line endings, as
     :func:`~nlpipe.io.inputs.content_lines` gives them) into chunks of about ``batch * TEXT_CHARS``
     characters: whole paragraphs, each chunk ending at the first blank line after that size; in
     ``sentences`` mode (a sentence a line) at the first line after it. Each chunk's text starts with a
     blank line, so that a tokenizer reading it takes nothing on its first line for a byte-order mark.
+    ``total``: the input's size (bytes, where known), cut into chunks of :func:`even_size` for
+    ``parts`` workers.
 
     Where no paragraph ends within ``TEXT_CAP`` times that many characters (``raw`` mode), the rest of
     the input is tokenized here by ``tokenizer()`` (a tokenizer bounds its memory within a paragraph,
@@ -204,6 +218,7 @@ def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenize
     size = 0
     target = batch * TEXT_CHARS
     continues = False    # the chunk begins inside a paragraph (``sentences`` mode)
+    cut = even_size(target, total, parts)
     it = iter(lines)
     for line in it:
         blank = not line or line.isspace()
@@ -211,7 +226,7 @@ def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenize
             continues = False
         buf.append(line + "\n")
         size += len(line) + 1
-        if size >= target and (blank or mode == "sentences"):
+        if size >= cut and (blank or mode == "sentences"):
             yield Chunk(path, text="".join(buf), mode=mode, batch=batch, position=position(), numbered=True,
                         continues=continues)
             buf, size, continues = ["\n"], 0, not blank

@@ -253,12 +253,13 @@ class Source:
         raw = self._raw
         return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
 
-    def text_chunks(self, tokenizer: Callable[[], Any], batch: int) -> Iterator[Chunk]:
-        """Raw text in chunks of whole paragraphs, for the workers to tokenize (see
+    def text_chunks(self, tokenizer: Callable[[], Any], batch: int, jobs: int = 1) -> Iterator[Chunk]:
+        """Raw text in chunks of whole paragraphs, for ``jobs`` workers to tokenize (see
         :func:`~nlpipe.runtime.chunks.text_chunks`); lines are read and checked here."""
         lines = (line for _, line in content_lines(self._text(), self.name))
         raw = self._raw
-        return text_chunks(lines, self.name, batch, self.mode, tokenizer, lambda: raw.read_bytes if raw else 0)
+        return text_chunks(lines, self.name, batch, self.mode, tokenizer, lambda: raw.read_bytes if raw else 0,
+                           total=self.size, parts=jobs)
 
     def _text(self) -> IO[str]:
         """The input as text (the lines read to decide its format first)."""
@@ -371,7 +372,7 @@ class Annotator:
             check = ScriptCheck(self.language, src.name)
             try:
                 if self.jobs > 1 and src.mode in ("raw", "sentences") and not self.runner.document:
-                    chunks = src.text_chunks(self.tokenizer, self.batch)   # tokenized by the workers
+                    chunks = src.text_chunks(self.tokenizer, self.batch, self.jobs)   # tokenized by the workers
                 else:
                     tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
                     chunks = src.chunks(tokenizer, self.batch, self.runner.document)
