@@ -15,7 +15,7 @@ from nlpipe.cli import main
 from nlpipe.io.conllu import HEAD, MISC, UPOS, misc_get, parse_string, to_string
 from nlpipe.errors import InputError, NlpipeError
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, available_stages, shell_equivalent
-from nlpipe.runtime.chunks import Chunk, conllu_chunks, process_chunk, sentence_chunks
+from nlpipe.runtime.chunks import Chunk, conllu_chunks, process_chunk, sentence_chunks, sentences_in
 from nlpipe.runtime.pipeline import run_annotate
 from nlpipe.runtime.progress import Progress
 from test_annotate_standins import install, make_model, subprocess_env
@@ -174,6 +174,24 @@ def test_chunks_concatenate_to_the_input_and_cut_between_sentences():
         for c in chunks:
             assert c.first_line == lines
             lines += c.data.count(b"\n")
+
+
+def test_a_file_of_known_sentences_is_cut_for_the_workers(tmp_path):
+    data = conllu(*["w x"] * 10).encode()
+    path = tmp_path / "ten.conllu"
+    path.write_bytes(data.replace(b"\n", b"\r\n", 4))    # a CRLF blank line counts too
+    assert sentences_in(str(path), path.stat().st_size) == 10
+    assert sentences_in(str(tmp_path / "none.conllu"), 100) == 0
+
+    def sizes(**kw):
+        return [len(parse_string(c.data.decode())) for c in conllu_chunks(io.BytesIO(data), "x", 4, **kw)]
+
+    assert sizes() == [4, 4, 2]
+    assert sizes(sentences=10, parts=2) == [4, 4, 2]        # 4 + 2 against 4 + 4: already even
+    assert sizes(sentences=6, parts=2) == [3, 3, 3, 1]      # 3 + 3, where 4 + 2 would wait for the 4
+    assert sizes(sentences=10, parts=8) == [2, 2, 2, 2, 2]
+    assert sizes(sentences=6, parts=1) == [4, 4, 2]
+    assert sizes(sentences=6, parts=2, document=True) == [10]   # only at a "# newdoc", as before
 
 
 def test_document_chunks_end_only_at_newdoc():

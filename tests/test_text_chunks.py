@@ -143,6 +143,8 @@ def test_even_size_cuts_a_known_total_into_a_multiple_of_the_parts():
     assert even_size(100, 150, 2) == 75      # 2 chunks
     assert even_size(100, 1000, 3) == 84     # 12 chunks
     assert even_size(100, 40, 2) == 20       # a small input still keeps both workers busy
+    assert even_size(100, 390, 2) == 100     # 100 + 100 | 100 + 90 is as even as it gets
+    assert even_size(100, 400, 2) == 100
     assert even_size(100, None, 2) == 100    # a stream: size unknown
     assert even_size(100, 0, 2) == 100       # a pipe's size reads as 0
     assert even_size(100, 250, 1) == 100

@@ -64,7 +64,8 @@ JOBS = click.option("-j", "--jobs", type=int, default=None,
                          "Default: one per core for a stage command on the CPU reading a file of several chunks "
                          "of sentences, at most one per chunk; else 1.")
 BATCH = click.option("--batch", type=int, default=1024, show_default=True, metavar="N",
-                     help="Sentences per chunk handed to the stages (and to a worker).")
+                     help="Sentences per chunk handed to the stages (and to a worker). With --jobs, a file's "
+                          "chunks may be smaller, so that the workers get an even share.")
 
 
 def probs(what: str) -> Decorator:

@@ -28,6 +28,8 @@ from nlpipe.runtime.chain import Pipeline, Warn
 # padding (en_ewt test raw text x2, whole default chain: 11% faster with --jobs 1 at 1024 than at 256).
 CHUNK_SENTENCES = 1024
 DOC_CAP = 16  # a document-aligned chunk is cut anyway after this many batches
+EVEN_GAIN = 0.03  # smaller chunks only where the workers then finish this much sooner (even_size)
+SCAN_BYTES = 1 << 25  # a CoNLL-U file's sentences are counted in its first 32 MiB (sentences_in)
 _BLANK = (b"\n", b"\r\n")
 # A chunk of raw text ends at the first paragraph break after ``batch`` times this many characters
 # (en_ewt: about 90 a sentence), so it holds about ``batch`` sentences or more; see text_chunks for
@@ -90,15 +92,37 @@ class Verbatim:
 Item = Union[Sentence, Verbatim]
 
 
+def sentences_in(path: str, size: int) -> int:
+    """About how many sentences the CoNLL-U file ``path`` of ``size`` bytes holds: its blank lines,
+    counted in the first :data:`SCAN_BYTES` and scaled to the whole (0 if it cannot be read)."""
+    blanks = read = 0
+    try:
+        with open(path, "rb") as f:
+            while read < SCAN_BYTES:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                read += len(block)
+                blanks += block.count(b"\n\n") + block.count(b"\n\r\n")
+    except OSError:
+        return 0
+    return round(blanks * size / read) if read else 0
+
+
 def conllu_chunks(lines: Iterable[bytes], path: str, batch: int, document: bool = False,
-                  first_line: int = 1, position: int = 0) -> Iterator[Chunk]:
+                  first_line: int = 1, position: int = 0, sentences: Optional[int] = None,
+                  parts: int = 1) -> Iterator[Chunk]:
     """Cut binary CoNLL-U lines into chunks of ``batch`` sentences, only between sentences.
 
     A sentence is a run of non-blank lines plus the blank lines after it, so that the chunks'
     bytes concatenate to the input and each parses like its part of the whole. With ``document``,
     a chunk ends only before a ``# newdoc`` sentence (or after ``DOC_CAP * batch`` sentences).
-    An empty input gives no chunk. ``position``: the input's bytes before ``lines``.
+    An empty input gives no chunk. ``position``: the input's bytes before ``lines``. ``sentences``:
+    the input's (estimated, :func:`sentences_in`), where known: the chunks are then cut for
+    ``parts`` workers, at most ``batch`` sentences each (:func:`even_size`).
     """
+    if not document:
+        batch = even_size(batch, sentences, parts)
     offset = position
     buf: List[bytes] = []
     first = first_line
@@ -190,14 +214,24 @@ def parse_chunk(chunk: Chunk, skip_bad: bool, warn: Warn) -> List[Item]:
     return items
 
 
+def _makespan(size: int, total: int, parts: int) -> int:
+    """Units of work of the busiest of ``parts`` workers taking chunks of ``size`` (the last one
+    what is left of ``total``) in turn."""
+    n = -(-total // size)
+    rounds, extra = divmod(n - 1, parts)
+    return max((rounds + (extra > 0)) * size, rounds * size + total - (n - 1) * size)
+
+
 def even_size(target: int, total: Optional[int], parts: int) -> int:
-    """The size, at most ``target``, that cuts an input of ``total`` units into a multiple of
-    ``parts`` chunks of equal size, so that ``parts`` workers finish together: on two workers three
-    chunks of 100k characters and a fourth of 50k keep one worker alone for a third of the time.
-    ``target`` when the total is unknown (a stream) or there is one part."""
+    """The chunk size, at most ``target``, that lets ``parts`` workers finish an input of ``total``
+    units together: on two workers, chunks of 100k, 100k and 50k characters keep one worker alone
+    for a third of the run, and four of 63k do not. ``target`` itself where smaller chunks would
+    save less than :data:`EVEN_GAIN` of the run (they cost the neural stages some padding), the
+    total is unknown (a stream) or there is one part."""
     if not total or total <= 0 or parts < 2:
         return target
-    return max(1, math.ceil(total / (parts * math.ceil(total / (parts * target)))))
+    even = max(1, -(-total // (parts * -(-total // (parts * target)))))
+    return even if _makespan(even, total, parts) < (1 - EVEN_GAIN) * _makespan(target, total, parts) else target
 
 
 def text_chunks(lines: Iterable[str], path: str, batch: int, mode: str, tokenizer: Callable[[], Any],

@@ -23,7 +23,7 @@ from nlpipe.io.scripts import ScriptCheck
 from nlpipe.registry import check_probs, check_stage_input, load_stage, model_language, resolve_model
 from nlpipe.runtime.chain import Pipeline, PipelineSpec, Warn, chain_tokenizer, resolve_stages, without_probs
 from nlpipe.runtime.chunks import (CHUNK_SENTENCES, TEXT_CHARS, Chunk, ChunkResult, conllu_chunks, process_chunk,
-                                   renumbered, sentence_chunks, text_chunks)
+                                   renumbered, sentence_chunks, sentences_in, text_chunks)
 from nlpipe.runtime.progress import Progress
 from nlpipe.stages.base import usable_cpus
 from nlpipe.stages.tokenize import TEXT_MODES, SpaceTokenizer
@@ -215,6 +215,7 @@ class Source:
     def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict"):
         check_input_mode(mode)
         self.stream, self.name = open_input(path, encoding_errors)
+        self.path = path
         self.buffer: IO[bytes] = self.stream.buffer
         self.encoding_errors = encoding_errors
         self.size: Optional[int] = None
@@ -245,10 +246,13 @@ class Source:
             tokenizer = SpaceTokenizer()
         return tokenizer.tokenize(self._text(), self.name, self.mode)
 
-    def chunks(self, tokenizer: Any, batch: int, document: bool) -> Iterator[Chunk]:
+    def chunks(self, tokenizer: Any, batch: int, document: bool, jobs: int = 1) -> Iterator[Chunk]:
+        """The input in chunks of ``batch`` sentences, for ``jobs`` workers (CoNLL-U files: cut so that they
+        finish together, see :func:`~nlpipe.runtime.chunks.conllu_chunks`)."""
         if self.is_conllu:
             lines = self._lines()
-            return conllu_chunks(lines, self.name, batch, document)
+            sentences = sentences_in(self.path, self.size) if self.size and jobs > 1 and not document else None
+            return conllu_chunks(lines, self.name, batch, document, sentences=sentences, parts=jobs)
         sentences = self.sentences(tokenizer)
         raw = self._raw
         return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
@@ -375,7 +379,7 @@ class Annotator:
                     chunks = src.text_chunks(self.tokenizer, self.batch, self.jobs)   # tokenized by the workers
                 else:
                     tokenizer = None if src.mode in ("conllu", "tokens") else self.tokenizer()
-                    chunks = src.chunks(tokenizer, self.batch, self.runner.document)
+                    chunks = src.chunks(tokenizer, self.batch, self.runner.document, self.jobs)
                 written = 0   # sentences of this input
                 for r in self.runner.map(chunks):
                     text, warnings = renumbered(r, written)
