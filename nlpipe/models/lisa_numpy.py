@@ -32,13 +32,18 @@ class _Layer:
         self.norm2 = (p[prefix + "norm2.weight"], p[prefix + "norm2.bias"])
         self.h = heads
 
-    def __call__(self, x: np.ndarray, mask: np.ndarray, heads: Optional[np.ndarray] = None,
+    def __call__(self, x: np.ndarray, mask: np.ndarray, rows: np.ndarray, heads: Optional[np.ndarray] = None,
                  weights: Optional[np.ndarray] = None) -> np.ndarray:
-        """``x [b, T, d]``; ``heads [b, T]``: head 0 attends to each word's syntactic parent only;
-        ``weights [b, T, T]``: head 0's attention weights (rows of padding 0)."""
+        """``x [b, T, d]`` (padding rows 0); ``rows``: the words' flat positions in ``b * T``, where
+        the per-word products run (a batch is about 10% padding); ``heads [b, T]``: head 0 attends to
+        each word's syntactic parent only; ``weights [b, T, T]``: head 0's attention weights (rows of
+        padding 0). Padding rows of the result are 0: as keys they are masked, as values weighted 0."""
         b, n, d = x.shape
         dk = d // self.h
-        q, k, v = self.qkv(x).reshape(b, n, 3, self.h, dk).transpose(2, 0, 3, 1, 4)   # [b, h, T, dk] each
+        words = x.reshape(b * n, d)[rows]                                             # [N, d]
+        qkv = np.zeros((b * n, 3 * d), dtype=np.float32)
+        qkv[rows] = self.qkv(words)
+        q, k, v = qkv.reshape(b, n, 3, self.h, dk).transpose(2, 0, 3, 1, 4)         # [b, h, T, dk] each
         att = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(dk))
         att = softmax(np.where(mask[:, None, None, :], att, np.float32(MASKED)))
         ctx = att @ v                                                                 # [b, h, T, dk]
@@ -47,9 +52,12 @@ class _Layer:
             ctx[:, 0] = np.take_along_axis(v[:, 0], heads[..., None], 1) * mask[..., None]
         elif weights is not None:
             ctx[:, 0] = weights @ v[:, 0]
-        ctx = ctx.transpose(0, 2, 1, 3).reshape(b, n, d)
-        x = layer_norm(x + self.out(ctx), *self.norm1)
-        return layer_norm(x + self.ff2(np.maximum(self.ff1(x), 0)), *self.norm2)
+        ctx = ctx.transpose(0, 2, 1, 3).reshape(b * n, d)[rows]
+        words = layer_norm(words + self.out(ctx), *self.norm1)
+        words = layer_norm(words + self.ff2(np.maximum(self.ff1(words), 0)), *self.norm2)
+        out = np.zeros((b * n, d), dtype=np.float32)
+        out[rows] = words
+        return out.reshape(b, n, d)
 
 
 def expected_shapes(hp: Dict[str, Any], sizes: Dict[str, int]) -> Dict[str, tuple]:
@@ -133,7 +141,11 @@ class LisaInference:
         one-hot, ``heads``.
         ``heads`` None: the model's own parse, ``own`` (argmax, tree or marginals)."""
         b, n = words.shape
-        x = self.proj(np.concatenate([self.words[words], self.shapes[shapes]], -1)) + self.positions[:n]
+        rows = np.flatnonzero(mask.ravel())
+        x = np.zeros((b * n, self.positions.shape[1]), dtype=np.float32)
+        x[rows] = (self.proj(np.concatenate([self.words[words.ravel()[rows]], self.shapes[shapes.ravel()[rows]]], -1))
+                   + self.positions[rows % n])
+        x = x.reshape(b, n, -1)
         out: Dict[str, np.ndarray] = {}
         for i, layer in enumerate(self.layers):
             weights = None
@@ -147,9 +159,9 @@ class LisaInference:
                         heads = diagonal_root_trees(s_arc, mask.sum(1)) if own == "tree" else s_arc.argmax(-1)
                 if weights is None:
                     heads = out["heads"] = np.clip(heads, 0, n - 1)
-                x = layer(x, mask, heads, weights)
+                x = layer(x, mask, rows, heads, weights)
             else:
-                x = layer(x, mask)
+                x = layer(x, mask, rows)
             if i == self.hp["pos_layer"]:
                 out["tags"] = self.tagger(x)
         out["states"] = x
