@@ -355,10 +355,11 @@ class Annotator:
         languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
         self.language = next(iter(languages)) if len(languages) == 1 else None
         try:
-            if self.input_mode in ("auto", "raw", "sentences"):  # (with --jobs, while the workers load theirs)
-                self.tokenizer()
             if jobs > 1:
                 self.runner.document  # a model error in a worker shows before any output is opened
+            # with --jobs, the workers tokenize raw text unless a stage reads whole documents
+            if self.input_mode in ("auto", "raw", "sentences") and (jobs == 1 or self.runner.document):
+                self.tokenizer()
         except BaseException:
             self.runner.terminate()
             raise
