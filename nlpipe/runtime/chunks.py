@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union

@@ -431,7 +431,7 @@ def check_format(output_format: str, output: str, skip_bad: bool) -> None:
     if output_format == "conllu":
         return
     if skip_bad:
-        raise NlpipeError(f"--skip-bad passes malformed input through as it is: only --to conllu can hold it")
+        raise NlpipeError("--skip-bad passes malformed input through as it is: only --to conllu can hold it")
     if is_output_dir(output):
         raise NlpipeError(f"-o {output}: a folder receives one NAME.conllu per input; --to {output_format} "
                           f"writes to a file or stdout")
