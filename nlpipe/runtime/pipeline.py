@@ -254,16 +254,18 @@ class Source:
             sentences = sentences_in(self.path, self.size) if self.size and jobs > 1 and not document else None
             return conllu_chunks(lines, self.name, batch, document, sentences=sentences, parts=jobs)
         sentences = self.sentences(tokenizer)
-        raw = self._raw
-        return sentence_chunks(sentences, self.name, batch, document, lambda: raw.read_bytes if raw else 0)
+        return sentence_chunks(sentences, self.name, batch, document, self._read_bytes)
 
     def text_chunks(self, tokenizer: Callable[[], Any], batch: int, jobs: int = 1) -> Iterator[Chunk]:
         """Raw text in chunks of whole paragraphs, for ``jobs`` workers to tokenize (see
         :func:`~nlpipe.runtime.chunks.text_chunks`); lines are read and checked here."""
         lines = (line for _, line in content_lines(self._text(), self.name))
-        raw = self._raw
-        return text_chunks(lines, self.name, batch, self.mode, tokenizer, lambda: raw.read_bytes if raw else 0,
-                           total=self.size, parts=jobs)
+        return text_chunks(lines, self.name, batch, self.mode, tokenizer, self._read_bytes, total=self.size,
+                           parts=jobs)
+
+    def _read_bytes(self) -> int:
+        """Input bytes read so far as text (0 before :meth:`_text`)."""
+        return self._raw.read_bytes if self._raw else 0
 
     def _text(self) -> IO[str]:
         """The input as text (the lines read to decide its format first)."""
