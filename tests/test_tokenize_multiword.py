@@ -59,7 +59,7 @@ def test_the_stage_writes_range_lines_and_renumbers_words(learned):
     class WhitespaceNet:          # a segmenter that never splits inside a run of non-space characters
         gap = 1
 
-        def scores(self, ids, bits=None):
+        def scores(self, ids, bits=None, lex=None):
             out = np.zeros((len(ids), 3), dtype=np.float32)
             out[:, 0] = 1.0
             return out
@@ -87,7 +87,7 @@ class _SplitAfterNet:
     def __init__(self, prefix):
         self.n = len(prefix)
 
-    def scores(self, ids, bits=None):
+    def scores(self, ids, bits=None, lex=None):
         out = np.zeros((len(ids), 3), dtype=np.float32)
         out[:, 0] = 1.0
         out[self.n - 1] = [0.0, 1.0, 0.0]
@@ -258,7 +258,7 @@ class _EndsNet:
     def __init__(self, text, inside):
         self.text, self.inside = text, set(inside)
 
-    def scores(self, ids, bits=None):
+    def scores(self, ids, bits=None, lex=None):
         out = np.zeros((len(ids), 3), dtype=np.float32)
         out[:, 0] = 1.0
         for i in range(len(self.text) - 1):

@@ -228,7 +228,7 @@ def test_one_megabyte_line_without_space_runs_in_bounded_memory(tok, monkeypatch
     net = tok.net
     seen = []
     run = net._run
-    monkeypatch.setattr(net, "_run", lambda ids, bits: seen.append(len(ids)) or run(ids, bits))
+    monkeypatch.setattr(net, "_run", lambda ids, bits, lex: seen.append(len(ids)) or run(ids, bits, lex))
     sents = tok.tokenize_text(text)
     assert "".join(r[FORM] for s in sents for r in s.tokens) == text.strip()
     # the network never holds more than one window (with its context) of activations
@@ -370,7 +370,7 @@ def test_training_runs_keep_paragraphs_or_shuffle_sentences():
     assert [(t, new_par) for t, _, new_par in units] == [
         ("I don't know.", True), ("It's Bob's (really)", False),
         ("Its cannot be e-mail.", True), ("Its it's fine", False)]
-    assert [([t for t, _ in run], ends) for run, ends in _runs(units, 0.0, random.Random(1))] == [
+    assert [([t for t, _, _ in run], ends) for run, ends in _runs(units, 0.0, random.Random(1))] == [
         (["I don't know.", "It's Bob's (really)"], True), (["Its cannot be e-mail.", "Its it's fine"], True)]
     # shuffle 1: every sentence a run of its own, in some order; s2 and s4 end their paragraphs
     runs = _runs(units, 1.0, random.Random(1))
@@ -386,15 +386,31 @@ def test_training_stream_joins_sentences_by_one_space_or_a_gap():
     from nlpipe.train.tokenize import IGNORE, _stream
 
     vocab = CharVocab(["a", "b", "."])
-    a = ("a.", np.array([TOKEN_END, SENT_END], np.int8))
-    b = ("b", np.array([SENT_END], np.int8))
+    a = ("a.", np.array([TOKEN_END, SENT_END], np.int8), None)
+    b = ("b", np.array([SENT_END], np.int8), None)
     joined = [TOKEN_END, SENT_END, IGNORE, SENT_END, IGNORE, IGNORE]    # "a. b", then a gap
-    ids, bits, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 1.0, random.Random(1))
+    ids, bits, lex, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 1.0, random.Random(1))
     assert len(ids) == 4 + 2 and ids[2] == SPACE and list(ids[4:]) == [0, 0]
-    assert list(labels) == joined
-    ids, _, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 0.0, random.Random(1))  # two paragraphs
+    assert list(labels) == joined and not lex.any()
+    ids, _, _, labels = _stream([([a], True), ([b], True)], vocab, None, 2, 0.0, random.Random(1))  # two paragraphs
     assert list(ids[2:4]) == [0, 0] and len(ids) == 2 + 2 + 1 + 2
     assert list(labels) == [TOKEN_END, SENT_END, IGNORE, IGNORE, SENT_END, IGNORE, IGNORE]
     # a run cut inside a paragraph is always joined to the next one
-    assert list(_stream([([a], False), ([b], True)], vocab, None, 2, 0.0, random.Random(1))[2]) == joined
+    assert list(_stream([([a], False), ([b], True)], vocab, None, 2, 0.0, random.Random(1))[3]) == joined
+
+
+def test_training_stream_carries_each_sentences_space_joins():
+    import random
+
+    from nlpipe.models.space_joins import SpaceJoins
+    from nlpipe.train.tokenize import _stream
+
+    vocab = CharVocab(["a", "b", "."])
+    # counts: "a." then "b" was split once; the sentences' own values are carried as given
+    joins = SpaceJoins({("a.", "b"): [0, 1]}, {"a.": [0, 1]}, {"b": [0, 1]})
+    a = ("a.", np.array([TOKEN_END, SENT_END], np.int8), np.array([7, 7], np.int32))
+    b = ("b", np.array([SENT_END], np.int8), np.array([9], np.int32))
+    _, _, lex, _ = _stream([([a, b], True)], vocab, None, 2, 0.0, random.Random(1), joins)
+    # "a. b": on "." the pair never joined, seen once (1 + 1); on the space 1 + 7 + 4 * 1 + 1; then the gap
+    assert list(lex) == [7, 2, 13, 9, 0, 0]
 

@@ -89,6 +89,10 @@ def _log(prefix: str = "") -> Callable[[str], None]:
                    "'none', or a rule tokenizer model of the --lang language (e.g. tokenize-rules-ewt for en).")
 @click.option("--rule-sentences/--no-rule-sentences", default=True, show_default=True,
               help="Also give the rule tokenizer's (Punkt) sentence ends as input.")
+@click.option("--space-joins", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="Give the counts of how often a space between two given units lies inside a training token "
+                   "as input (Vietnamese-like words of several syllables); auto: where at least 1% of the "
+                   "training tokens contain a space.")
 @click.option("--ema", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.998, show_default=True,
               help="Evaluate and keep a moving average of the weights with this decay per update.")
 @click.option("--scores", default=None, metavar="FILE",

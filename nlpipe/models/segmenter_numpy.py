@@ -1,7 +1,7 @@
 """Inference of the character segmenter in numpy (no torch import at tokenize time).
 
 The network: character embedding (plus, optionally, an embedding of the rule tokenizer's token-end
-bit for the character), a width-3 convolution, then residual width-3 convolutions with
+bit for the character and one of its space-join value), a width-3 convolution, then residual width-3 convolutions with
 growing dilations (``h = mask * (h + relu(conv_d(h)))``), then a linear layer to the three labels.
 Positions of the mask's zeros (padding between paragraphs) are zero after every layer, so
 paragraphs concatenated with a gap of at least the largest dilation do not see each other, exactly
@@ -45,6 +45,8 @@ class SegmenterInference:
         self.emb = params["emb.weight"].astype(f32)
         # optional input feature: embedding of the rule tokenizer's token-end bit, added to the character's
         self.rule = params["rule.weight"].astype(f32) if "rule.weight" in params else None
+        # optional input feature: embedding of the space-join value (nlpipe.models.space_joins)
+        self.lex = params["lex.weight"].astype(f32) if "lex.weight" in params else None
         self.first = (_taps(params["first.weight"]), params["first.bias"].astype(f32))
         self.block: List[Tuple[np.ndarray, np.ndarray, int]] = [
             (_taps(params[f"block.{i}.weight"]), params[f"block.{i}.bias"].astype(f32), int(d))
@@ -56,25 +58,33 @@ class SegmenterInference:
         self.gap = max(self.dilations + [1])
         self.window = window
 
-    def scores(self, ids: np.ndarray, bits: Optional[np.ndarray] = None) -> np.ndarray:
-        """Scores of each position of ``ids`` (pieces separated by at least :attr:`gap` PAD ids);
-        ``bits``: the rule feature (0/1 per position), required when the model uses it."""
+    def scores(self, ids: np.ndarray, bits: Optional[np.ndarray] = None,
+               lex: Optional[np.ndarray] = None) -> np.ndarray:
+        """Scores ``[n, 3]`` of each position of ``ids [n]`` (pieces separated by at least :attr:`gap`
+        PAD ids); ``bits [n]``: the rule feature, ``lex [n]``: the space-join values, each required
+        exactly when the model uses it."""
         if (self.rule is None) != (bits is None):
             raise ValueError("the rule feature must be given exactly when the model was trained with it")
+        if (self.lex is None) != (lex is None):
+            raise ValueError("the space joins must be given exactly when the model was trained with them")
         n = len(ids)
         out = np.empty((n, self.out_b.shape[0]), dtype=np.float32)
         r, w = self.radius, self.window
         for s in range(0, n, w):
             e = min(n, s + w)
             a, b = max(0, s - r), min(n, e + r)
-            out[s:e] = self._run(ids[a:b], None if bits is None else bits[a:b])[s - a:e - a]
+            out[s:e] = self._run(ids[a:b], None if bits is None else bits[a:b],
+                                 None if lex is None else lex[a:b])[s - a:e - a]
         return out
 
-    def _run(self, ids: np.ndarray, bits: Optional[np.ndarray]) -> np.ndarray:
+    def _run(self, ids: np.ndarray, bits: Optional[np.ndarray], lex: Optional[np.ndarray]) -> np.ndarray:
         mask = (ids != PAD).astype(np.float32)[:, None]
         x = self.emb[ids]
         if bits is not None:
             x += self.rule[bits]
+        if lex is not None:
+            x += self.lex[lex]
+        if bits is not None or lex is not None:
             x *= mask
         h = _conv(x, *self.first, 1)
         h *= mask

@@ -284,6 +284,7 @@ def load_rules(model_dir: Path, config: Dict[str, Any], **options: Any) -> RuleT
 
 WEIGHTS = "weights.npz"
 CHARS = "chars.json"
+SPACE_JOINS = "space_joins.json"
 MULTIWORDS = "multiwords.json"
 RULES = "rules.json"
 PUNKT = "punkt.json"
@@ -297,7 +298,8 @@ class TrainedTokenizer(Tokenizer):
     model says so, and always before whitespace; never inside a combining sequence. A sentence ends
     where the sentence-end score beats the token-end score by more than ``threshold`` (tuned on dev),
     and always at the end of a paragraph. ``rules`` (a
-    :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input.
+    :class:`~nlpipe.models.segmenter.RuleFeatures`) gives the rule tokenizer's decisions as input,
+    ``joins`` (a :class:`~nlpipe.models.space_joins.SpaceJoins`) the counts of spaces inside tokens.
     With ``spaces`` (a model trained on tokens that contain a space, French ``500 000``) a single plain
     space between two non-space characters ends the token before it only where the model says so.
     ``probs``: each sentence of raw text (not of a paragraph cut in windows) also gets MISC
@@ -313,8 +315,9 @@ class TrainedTokenizer(Tokenizer):
     CONTEXT = 1024
 
     def __init__(self, net: Any, vocab: Any, multiwords: Any, rules: Any = None,
-                 threshold: float = 0.0, spaces: bool = False, probs: bool = False):
+                 threshold: float = 0.0, spaces: bool = False, probs: bool = False, joins: Any = None):
         self.probs = probs
+        self.joins = joins
         self.net = net
         self.vocab = vocab
         self.multiwords = multiwords
@@ -400,7 +403,11 @@ class TrainedTokenizer(Tokenizer):
         if self.rules is not None:
             bits = np.zeros(size, dtype=np.int32)
             bits[where] = np.concatenate([self.rules(t) for t in texts])
-        sc = self.net.scores(ids, bits)
+        lex = None
+        if self.joins is not None:
+            lex = np.zeros(size, dtype=np.int32)
+            lex[where] = np.concatenate([self.joins.values(t) for t in texts])
+        sc = self.net.scores(ids, bits, lex)
 
         space = (ids == SPACE) | (ids == PAD)
         next_space = np.ones(size, dtype=bool)
@@ -461,10 +468,12 @@ class TrainedTokenizer(Tokenizer):
 
 
 def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> TrainedTokenizer:
-    """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json."""
+    """Load a ``char-segmenter.v1`` model: weights.npz, chars.json and multiwords.json (and the rule
+    tokenizer's and the space joins' JSON where the model has them)."""
     from nlpipe.models.multiword import MultiwordExpander
     from nlpipe.models.segmenter import CharVocab
     from nlpipe.models.segmenter_numpy import SegmenterInference
+    from nlpipe.models.space_joins import N_VALUES as JOIN_VALUES, SpaceJoins
 
     model_dir = Path(model_dir)
     hyper = config.get("model", {})
@@ -472,6 +481,7 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
     multiwords = read_json(model_dir / MULTIWORDS)
     punkt = read_json(model_dir / hyper["punkt"]) if hyper.get("rules") and hyper.get("punkt") else None
     rule_params = read_json(model_dir / hyper["rules"]) if hyper.get("rules") else None
+    join_counts = read_json(model_dir / hyper["space_joins"]) if hyper.get("space_joins") else None
     try:
         vocab = CharVocab(read_json(model_dir / CHARS))
         net = SegmenterInference(params, hyper["dilations"])
@@ -484,9 +494,12 @@ def load_trained(model_dir: Path, config: Dict[str, Any], **options: Any) -> Tra
             rules = rule_features(rule_params, punkt)
         if (0 if rules is None else rules.n_values) != (0 if net.rule is None else net.rule.shape[0]):
             raise ValueError("the rule feature's weights and parameters do not go together")
+        joins = SpaceJoins.from_json(join_counts) if join_counts is not None else None
+        if (0 if joins is None else JOIN_VALUES) != (0 if net.lex is None else net.lex.shape[0]):
+            raise ValueError("the space joins' weights and counts do not go together")
         if not isinstance(multiwords, dict):
             raise ValueError("multiwords.json holds no object")
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         raise ModelError(f"{model_dir}: corrupt segmenter model ({type(e).__name__}: {e})") from None
     return TrainedTokenizer(net, vocab, MultiwordExpander(multiwords, english=config.get("language") == "en"),
-                            rules, threshold, spaces, probs=bool(options.get("probs")))
+                            rules, threshold, spaces, probs=bool(options.get("probs")), joins=joins)
