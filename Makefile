@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-nlpipe
 
-.PHONY: install demo test test-fast bench bench-peers bench-ud clean
+.PHONY: install demo test test-fast bench bench-peers bench-ud bench-conll18 clean
 
 install: $(STAMP)
 
@@ -41,6 +41,12 @@ bench-peers: install
 # all CoNLL 2018 metrics of nlpipe's shipped models and UDPipe 1 on en_ewt test (after bench-peers)
 bench-ud: install
 	$(BIN)/python bench/ud.py --treebank en_ewt --repeat 3
+
+# the CoNLL 2018 shared task on the treebanks of ../shared/corpora/ud22: nlpipe's pipeline and UDPipe 1 trained on
+# each treebank's files, raw test text, every UD metric (about an hour of training per treebank on 2 cores)
+bench-conll18: install
+	$(BIN)/python -m pip install -q ufal.udpipe >&2
+	$(BIN)/python bench/conll18.py $(wildcard $(or $(NLPIPE_CORPORA),../shared/corpora)/ud22/*/) --json bench/.conll18/results.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
