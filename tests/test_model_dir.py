@@ -305,11 +305,11 @@ def test_nlpipe_models_lists_language_and_scores(capsys):
     assert rows["pos-ewt"]["language"] == "en" and rows["pos-ewt"]["default"] is True
     assert rows["pos-ewt"]["arch"] == "bilstm-tagger.v1" and rows["pos-ewt-fast"]["default"] is False
     assert rows["pos-ewt"]["words_per_cpu_second"] > 0 and rows["pos-ewt-fast"]["words_per_cpu_second"] > 0
-    assert {k: v for k, v in rows["pos-ewt"]["scores"].items() if not k.endswith("raw_text")} == {  # 2026-11-29 (session 30: FEATS that follow the tag)
+    assert {k: v for k, v in rows["pos-ewt"]["scores"].items() if not k.endswith("raw_text")} == {  # 2026-11-29 (9cc8494: FEATS that follow the tag)
         "dev_upos": 96.33, "dev_xpos": 95.79, "dev_ufeats": 96.9, "dev_alltags": 94.73, "dev_lemmas": 97.67,
         "test_upos": 96.39, "test_xpos": 95.91, "test_ufeats": 97.01, "test_alltags": 94.74, "test_lemmas": 97.57,
         "test_alltags_after_parse": 94.79, "test_ufeats_after_parse": 97.06}
-    assert rows["pos-ewt-fast"]["scores"] == {  # the session-14 model (pos-ewt until 2026-11-29)
+    assert rows["pos-ewt-fast"]["scores"] == {  # the model of 2026-11-25 (ac94fcd; pos-ewt until 2026-11-29)
         "dev_upos": 95.23, "dev_xpos": 94.62, "dev_ufeats": 95.62, "dev_alltags": 92.85, "dev_lemmas": 97.18,
         "dev_joint": 94.1, "test_upos": 95.75, "test_xpos": 95.18, "test_ufeats": 95.96, "test_alltags": 93.51,
         "test_lemmas": 97.03, "test_alltags_after_parse": 93.77, "test_mlas_raw_text": 77.11,

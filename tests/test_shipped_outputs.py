@@ -1,27 +1,27 @@
 """Every shipped model's output on en_ewt test and on data/sample.txt, pinned by sha256.
 
-The hashes were recorded before the redesign (issue 23) moved the code, so they state what the
-models wrote then: a refactor that changes a single byte of any stage's output fails here. The four
-outputs of the POS model (``pos-gold`` and the three ``annotate`` runs) were recorded again when
-``pos-ewt`` was retrained to write FEATS and LEMMA (issue 24, session 14; its second pass changed too), and
+The hashes were recorded before the redesign (issue 23) moved the code, so they state what the models wrote
+then: a refactor that changes a single byte of any stage's output fails here. The four outputs of the POS
+model (``pos-gold`` and the three ``annotate`` runs) were recorded again when ``pos-ewt`` was retrained to
+write FEATS and LEMMA (issue 24, 2026-11-25, ac94fcd; its second pass changed too), and
 ``tokenize-rules-raw`` when ``tokenize-rules-ewt`` was rebuilt with the learned whole forms (issue 25,
-session 16: ``'s``, ``i/c``, ``u$`` ... kept as one token as EWT train keeps them), and the five that
-run a parser when both shipped parsers got the FEATS classifier that runs after the parse (issue 24,
-session 17; only FEATS changed, in 249 to 267 lines of each en_ewt test output), and the six that run
-``srl-lisa-ewt`` when it was replaced by its continuation trained through the tree CRF's marginals
-(issue 35, session 22), and again when that model was continued with a moving average of its weights
-(session 23), and the six that run a tagger or the parsers' FEATS after the parse when the BiLSTM tagger
-became ``pos-ewt`` and the parsers' FEATS classifiers were chosen again against it (issue 37, session 24);
-``pos-fast-gold``, the fast linear tagger that was ``pos-ewt`` before, keeps that model's hash; and
-``pos-gold`` and ``annotate-raw`` when ``pos-ewt``'s lemmatizer began to give URLs and e-mail
-addresses their own form as lemma (session 25: 24 LEMMA values of en_ewt test, capitals no longer lowered),
-and ``tokenize-raw``, ``pos-gold`` and ``annotate-raw`` when ``tokenize-char-ewt``'s multiword tokens were
-learned again (session 26: ``its`` = ``it`` + ``s`` where the context says so) and ``pos-ewt``'s lemmatizer
-began to give a lower-case or all-capital form the lemma of its other writings (``mexico`` -> ``Mexico``), and
-``pos-gold`` and ``annotate-raw`` when ``pos-ewt``'s FEATS began to follow its tag (session 30: a FEATS that
-words with that tag never had in training is ruled out, ``hates`` VBZ no longer ``Number=Plur``; only FEATS
-changed, in 175 lines of en_ewt test for ``pos-gold``). The
-commands are the ones a user types; the raw text is en_ewt test's ``# text`` lines, a paragraph's
+2026-11-27, c02c27c: ``'s``, ``i/c``, ``u$`` ... kept as one token as EWT train keeps them), and the five
+that run a parser when both shipped parsers got the FEATS classifier that runs after the parse (issue 24,
+2026-11-27, b0d77e3; only FEATS changed, in 249 to 267 lines of each en_ewt test output), and the six that
+run ``srl-lisa-ewt`` when it was replaced by its continuation trained through the tree CRF's marginals
+(issue 35, 2026-11-28, 3038f97), and again when that model was continued with a moving average of its
+weights (2026-11-29, 42ea23b), and the six that run a tagger or the parsers' FEATS after the parse when the
+BiLSTM tagger became ``pos-ewt`` and the parsers' FEATS classifiers were chosen again against it (issue 37,
+2026-11-29, f1300c7); ``pos-fast-gold``, the fast linear tagger that was ``pos-ewt`` before, keeps that
+model's hash; and ``pos-gold`` and ``annotate-raw`` when ``pos-ewt``'s lemmatizer began to give URLs and
+e-mail addresses their own form as lemma (2026-11-29, a06e7ea: 24 LEMMA values of en_ewt test, capitals no
+longer lowered), and ``tokenize-raw``, ``pos-gold`` and ``annotate-raw`` when ``tokenize-char-ewt``'s
+multiword tokens were learned again (2026-11-29, 843ae39: ``its`` = ``it`` + ``s`` where the context says
+so) and ``pos-ewt``'s lemmatizer began to give a lower-case or all-capital form the lemma of its other
+writings (``mexico`` -> ``Mexico``), and ``pos-gold`` and ``annotate-raw`` when ``pos-ewt``'s FEATS began to
+follow its tag (2026-11-29, d935064: a FEATS that words with that tag never had in training is ruled out,
+``hates`` VBZ no longer ``Number=Plur``; only FEATS changed, in 175 lines of en_ewt test for ``pos-gold``).
+The commands are the ones a user types; the raw text is en_ewt test's ``# text`` lines, a paragraph's
 sentences joined by a space and paragraphs (``# newpar``/``# newdoc``) separated by a blank line.
 """
 from __future__ import annotations
@@ -60,11 +60,12 @@ COMMANDS = {
         "sample"),
 }
 
-EXPECTED = {  # recorded at c3c905c; pos-ewt's four at session 14's retraining, tokenize-rules-raw at session 16,
-    # the five that parse at session 17, the six that run srl at sessions 22 and 23, the six of the new
-    # pos-ewt at session 24 (pos-fast-gold: the previous pos-ewt's pos-gold), pos-gold and annotate-raw at
-    # session 25 (web addresses keep their capitals in LEMMA), tokenize-raw, pos-gold and annotate-raw at session 26,
-    # pos-gold and annotate-raw at session 30 (FEATS that follow the tag)
+EXPECTED = {  # recorded at c3c905c; pos-ewt's four at its retraining (ac94fcd, 2026-11-25), tokenize-rules-raw
+    # at c02c27c (2026-11-27), the five that parse at b0d77e3 (2026-11-27), the six that run srl at 3038f97
+    # (2026-11-28) and 42ea23b (2026-11-29), the six of the new pos-ewt at f1300c7 (2026-11-29; pos-fast-gold:
+    # the previous pos-ewt's pos-gold), pos-gold and annotate-raw at a06e7ea (2026-11-29: web addresses keep
+    # their capitals in LEMMA), tokenize-raw, pos-gold and annotate-raw at 843ae39 (2026-11-29), pos-gold and
+    # annotate-raw at d935064 (2026-11-29: FEATS that follow the tag)
     "annotate-raw": "7b0e79f34a9d0f5bb6d8800e3f5cf0fdf5634f51f774e57a1426dae05eebe8b3",
     "annotate-sample": "722649ae0bed9cf7e8c6dddeacbd5c77aa61b34fbcfbf76571688d1af06626c6",
     "annotate-sample-rules-transition": "dfc7ae672684b0a83ac0ce2a361a96d40774c73c2f6009e014f4ed5081960c64",

@@ -338,16 +338,16 @@ def test_eval_ud_needs_a_predicted_file():
 #   nlpipe annotate --stages tokenize,pos,parse RAW.txt > PRED.conllu
 #   python conll18_ud_eval.py -c en_ewt-ud-test.conllu PRED.conllu
 # (correct, gold, predicted, aligned). They change when a shipped tokenize/pos/parse model changes
-# (tests/test_shipped_outputs.py says so too): recorded again for the pos-ewt of session 14, which
+# (tests/test_shipped_outputs.py says so too): recorded again for the pos-ewt of 2026-11-25 (ac94fcd), which
 # writes FEATS and LEMMA (issue 24's table before it: LAS 86.04, MLAS 6.78), with the script's copy
 # in stanza 1.4.2 (stanza/utils/conll18_ud_eval.py: v1.2 plus enhanced-dependency rows, which are
 # not compared); UFeats, AllTags and MLAS again, with the same copy, when the shipped parsers began to
-# re-decide FEATS after the parse (session 17); every row again, with the same copy, when the BiLSTM
-# tagger became pos-ewt (session 24); Lemmas and BLEX when its lemmatizer
-# began to keep web addresses (session 25); every row from Words on when the tokenizer's multiword
+# re-decide FEATS after the parse (2026-11-27, f49c06f); every row again, with the same copy, when the BiLSTM
+# tagger became pos-ewt (2026-11-29, f1300c7); Lemmas and BLEX when its lemmatizer
+# began to keep web addresses (2026-11-29, a06e7ea); every row from Words on when the tokenizer's multiword
 # tokens were learned again ("its" = "it" + "s" in context) and the lemmatizer began to give lower-case
-# and all-capital forms the lemma of their other writings (session 26); UFeats, AllTags and MLAS when
-# pos-ewt's FEATS began to follow its tag (session 30).
+# and all-capital forms the lemma of their other writings (2026-11-29, 843ae39); UFeats, AllTags and MLAS when
+# pos-ewt's FEATS began to follow its tag (2026-11-29, 9cc8494).
 EWT_RAW_OFFICIAL = {
     "tokens": (24600, 24740, 24740, None), "sentences": (1768, 2077, 1910, None),
     "words": (24913, 25094, 25095, None), "upos": (24034, 25094, 25095, 24913),
