@@ -30,6 +30,8 @@ SHARED = {
     "--margin": (("--margin",), None),
     "--checkpoints": (("--checkpoints",), None),
     "--input": (("--input",), "auto"),
+    "--encoding": (("--encoding",), "utf-8"),
+    "--encoding-errors": (("--encoding-errors",), "strict"),
 }
 # A model's hyper-parameters: the same name means the same thing in each trainer, but the best value
 # depends on the model, so each trainer keeps its own default.
@@ -113,6 +115,8 @@ def test_shared_options_are_where_they_belong():
     assert {"train pos", "train parse", "train ner", "train srl"} <= where["--vectors"]
     assert {"pos", "parse", "ner", "annotate", "eval parse", "train parse", "train ner"} <= where["--device"]
     assert {"tokenize", "annotate"} <= where["--input"]
+    assert {"tokenize", "annotate"} <= where["--encoding"]
+    assert {"tokenize", "annotate"} <= where["--encoding-errors"]
 
 
 def test_stage_lists_are_the_registry_one():

@@ -141,6 +141,8 @@ def test_cli_stdin_stdout():
     ("conll2012", "conllu", b"d\t0\t0\ta\tDT\t*\t-\t-\nd\t0\tone\tb\tNN\t*\t-\t-\n", 2,
      b"token index must be an integer"),
     ("conll2012", "conllu", b"d\t0\t0\ta\tDT\t*\tgo\tgo.01\t(V*)\t(A0*)\n", 1, b"has no V span"),
+    ("conll2012", "conllu", b"d\t0\t0\ta\tDT\t*\t-\t-\t*\nd\t0\t1\tb\tVBZ\t*\tgo\tgo|x.01\t(V*)\n", 2,
+     b"roleset 'go|x.01' contains '|', which cannot go into MISC Pred= (it separates MISC entries)"),
     ("conllu", "conll2005", b"1\ta\t_\t_\t_\t_\t_\t_\t_\tSRL=3:B-A0\n", 1, b"has no Pred= entry"),
     ("conllu", "conll2003", b"1\ta\t_\t_\t_\t_\t_\t_\t_\tNE=LOC\n", 1, b"bad NE tag 'LOC'"),
 ])
@@ -153,6 +155,37 @@ def test_cli_errors_name_file_and_line(tmp_path, src, dst, content, line, what):
     assert err.startswith(f"nlpipe: error: {bad}:{line}: ") and err.count("\n") == 1
     assert what in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# A made-up CoNLL-2012 file: a document of two sentences; the second one's second predicate has a
+# roleset with '|', which would end its MISC entry and start another (MISC has no escape for it).
+PIPE_ROLESET = (
+    "#begin document (x/y/weblog/00/z.xml); part 000\n"
+    "x/y/weblog/00/z.xml\t0\t0\tCats\tNNS\t*\t-\t-\t(ARG0*)\n"
+    "x/y/weblog/00/z.xml\t0\t1\tsleep\tVBP\t*\tsleep\tsleep.01\t(V*)\n"
+    "\n"
+    "x/y/weblog/00/z.xml\t1\t0\tDogs\tNNS\t*\t-\t-\t(ARG0*)\t(ARG1*)\n"
+    "x/y/weblog/00/z.xml\t1\t1\tsay\tVBP\t*\tsay\tsay.01\t(V*)\t*\n"
+    "x/y/weblog/00/z.xml\t1\t2\tbark\tVB\t*\tbark\tbark|ne=b-per.01\t(ARG1*)\t(V*)\n"
+    "#end document\n")
+
+
+def test_conll2012_roleset_with_a_bar_is_refused_naming_its_line(tmp_path):
+    src = tmp_path / "pipe.gold_conll"
+    src.write_text(PIPE_ROLESET, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    out.write_text("before\n", encoding="utf-8")
+    r = run_cli("convert", "--from", "conll2012", "--to", "conllu", str(src), "-o", str(out))
+    assert r.returncode == 2
+    assert r.stderr.decode() == (f"nlpipe: error: {src}:7: roleset 'bark|ne=b-per.01' contains '|', which cannot go "
+                                 "into MISC Pred= (it separates MISC entries)\n")
+    assert out.read_text(encoding="utf-8") == "before\n"     # not replaced
+    r = run_cli("convert", "--from", "conll2012", "--to", "conllu", input=PIPE_ROLESET.encode())
+    assert r.returncode == 2 and r.stderr.decode().startswith("nlpipe: error: <stdin>:7: roleset 'bark|ne=b-per.01'")
+    fine = PIPE_ROLESET.replace("bark|ne=b-per.01", "bark.01")
+    r = run_cli("convert", "--from", "conll2012", "--to", "conllu", input=fine.encode())
+    assert r.returncode == 0, r.stderr
+    assert "3\tbark\tbark\t_\tVB\t_\t_\t_\t_\tPred=bark.01|SRL=2:B-ARG1\n" in r.stdout.decode()
 
 
 def test_convert_nested_spans_is_an_input_error(tmp_path):

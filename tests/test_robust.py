@@ -156,7 +156,9 @@ def test_invalid_utf8_in_a_later_chunk_names_its_line(tmp_path):
     offset = sum(len(x) + 1 for x in lines[:line - 1]) + column - 1
     r = run_cli("annotate", "--stages", "tokenize", "--batch", "2", str(src))
     assert r.returncode == 2 and r.stderr.decode() == (f"nlpipe: error: {src}:{line}: invalid UTF-8 (byte 0xff at "
-                                                      f"byte offset {offset}, column {column}); is this a UTF-8 text file?\n")
+                                                      f"byte offset {offset}, column {column}); if the text is in another "
+                                                      "encoding, name it with --encoding NAME (e.g. --encoding "
+                                                      "latin-1); or use --encoding-errors replace to go on\n")
     r = run_cli("annotate", "--stages", "tokenize", "--batch", "2", "--skip-bad", str(src))
     assert r.returncode == 0 and r.stdout == src.read_bytes()  # passed through byte for byte
 

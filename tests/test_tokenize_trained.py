@@ -276,7 +276,8 @@ def test_invalid_utf8_names_file_and_byte_offset(tmp_path):
     r = run_cli("tokenize", "--method", "trained", str(src))
     assert r.returncode == 2
     assert r.stderr.decode() == (f"nlpipe: error: {src}:3: invalid UTF-8 (byte 0xff at byte offset 19, column 8); "
-                                 f"use --encoding-errors replace to go on\n")
+                                 f"if the text is in another encoding, name it with --encoding NAME (e.g. "
+                                 f"--encoding latin-1); or use --encoding-errors replace to go on\n")
     r = run_cli("tokenize", "--method", "trained", "--encoding-errors", "replace", str(src))
     assert r.returncode == 0, r.stderr
     assert "Broken \ufffd here." in r.stdout.decode("utf-8")

@@ -41,6 +41,8 @@ def model_map(models: tuple) -> Dict[str, str]:
 @click.option("--skip-bad", is_flag=True,
               help="Pass a malformed CoNLL-U sentence through unchanged with a warning and go on.")
 @O.INPUT_MODE
+@O.ENCODING
+@O.ENCODING_ERRORS
 @O.OUTPUT_FORMAT
 @click.option("--probs", is_flag=True,
               help="Also write the confidences of the stages that give them, as their own --probs do "
@@ -60,7 +62,7 @@ def model_map(models: tuple) -> Dict[str, str]:
 @O.DEVICE
 def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, models_folder: Optional[str],
              allow_mixed_languages: bool, keep_existing: bool, skip_bad: bool, input_mode: str,
-             output_format: str, probs: bool, overwrite: bool,
+             encoding: str, encoding_errors: str, output_format: str, probs: bool, overwrite: bool,
              jobs: Optional[int], batch: int,
              progress: Optional[bool], cluster: Optional[str], retries: int, device: str) -> None:
     """Run the chain in one process on raw text or CoNLL-U (with --input auto: read as CoNLL-U when
@@ -87,10 +89,16 @@ def annotate(inputs: tuple, output: str, stages: Optional[str], models: tuple, m
         if input_mode != "auto" or overwrite or output_format != "conllu":
             raise NlpipeError("--cluster reads its inputs as --input auto, writes CoNLL-U and never "
                               "overwrites; leave --input, --to and --overwrite out")
+        from nlpipe.io.inputs import is_utf8
+
+        if not is_utf8(encoding) or encoding_errors != "strict":
+            raise NlpipeError("--cluster reads its inputs as UTF-8 and refuses bytes that are not; leave "
+                              "--encoding and --encoding-errors out")
 
         run_cluster(cluster, list(inputs), output, names, models=chosen, keep_existing=keep_existing,
                     skip_bad=skip_bad, batch=batch, retries=retries, progress=progress, device=device, **extra)
         return
     run_annotate(list(inputs) or ["-"], output, names, models=chosen, keep_existing=keep_existing,
                  skip_bad=skip_bad, jobs=1 if jobs is None else jobs, batch=batch, progress=progress,
-                 input_mode=input_mode, overwrite=overwrite, output_format=output_format, device=device, **extra)
+                 input_mode=input_mode, overwrite=overwrite, output_format=output_format, device=device,
+                 encoding_errors=encoding_errors, encoding=encoding, **extra)

@@ -23,18 +23,18 @@ from nlpipe.nn.syntax_modes import OWN_PARSES
                    "Treebank-style words (no trained model, fastest). With --model, it must be the model's.")
 @O.INPUT_MODE
 @O.OUTPUT_FORMAT
-@click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
-              show_default=True, help="What to do with bytes that are not UTF-8.")
+@O.ENCODING
+@O.ENCODING_ERRORS
 @O.probs("the probability that each sentence ends where it does, as MISC SentEndProb= on its last token "
          "(trained tokenizer, raw text; 1 at a paragraph's end)")
 @O.JOBS
 def tokenize(input: str, output: str, model: Optional[str], method: Optional[str], input_mode: str,
-             output_format: str, encoding_errors: str, probs: bool, jobs: Optional[int]) -> None:
+             output_format: str, encoding: str, encoding_errors: str, probs: bool, jobs: Optional[int]) -> None:
     """Split raw text into sentences and tokens (CoNLL-U out; CoNLL-U in is written as it is)."""
     from nlpipe.runtime.pipeline import run_tokenize
 
     run_tokenize(input, output, model=model, method=method, encoding_errors=encoding_errors, mode=input_mode,
-                 output_format=output_format, probs=probs, jobs=jobs)
+                 output_format=output_format, probs=probs, jobs=jobs, encoding=encoding)
 
 
 def _stage_command(stage: str, help_text: str, *options: Callable) -> click.Command:

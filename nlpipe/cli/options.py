@@ -58,6 +58,14 @@ OUTPUT_FORMAT = click.option(
     "--to", "output_format", type=click.Choice(list(FORMATS)), default="conllu", show_default=True,
     help="Output format: conllu; json (one object a sentence a line: words with named fields, entities, "
          "predicates and roles); text (one sentence a line); tree (each dependency tree drawn in the terminal).")
+ENCODING = click.option("--encoding", default="utf-8", show_default=True, metavar="NAME",
+                        help="The input's character encoding, any Python codec name (latin-1, cp1252, utf-16 ...); "
+                             "the output is UTF-8. An input file that is not valid in it is refused before the "
+                             "models load, naming the line and byte.")
+ENCODING_ERRORS = click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+                               show_default=True,
+                               help="What to do with bytes that are not valid in the input's encoding (--encoding; "
+                                    "default UTF-8): strict refuses the input, replace reads each as U+FFFD.")
 JOBS = click.option("-j", "--jobs", type=int, default=None,
                     help="Processes working at the same time (annotate and the stage commands: workers that each "
                          "load the models once, output order kept; train jackknife: folds trained at once). "

@@ -7,18 +7,24 @@ blocks: ``/dev/zero`` or a file with no line break is refused at its first NUL b
 :data:`MAX_LINE` bytes, with memory that does not grow with the input.
 
 An empty input (no bytes, or only a byte-order mark) is a valid, empty document for every reader.
+
+Input in another encoding (``--encoding NAME`` of tokenize and annotate) is decoded as it is read
+(:class:`Transcoded`) into the UTF-8 bytes the readers take; :func:`check_encoding` decodes a whole
+file first, in blocks, so that a command refuses it before it loads its models.
 """
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
 import stat
 import sys
-from typing import IO, Iterable, Iterator, List, Optional, Tuple
+from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple
 
 from nlpipe.errors import EncodingError, InputError, NlpipeError
 
+DEFAULT_ENCODING = "utf-8"   # of the input (--encoding); the output is always UTF-8
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 _TOKEN_LINE = re.compile(rb"(\d+|\d+-\d+|\d+\.\d+)\t([^\t\n]*\t){8}")
@@ -53,15 +59,26 @@ def shown(text: str, n: int = 40) -> str:
                    for c in text)
 
 
-def open_input(path: Optional[str], encoding_errors: str = "strict") -> Tuple[IO[str], str]:
-    """Open ``path`` (or stdin for ``None``/``"-"``) as UTF-8 text split on ``\\n`` only; returns the
-    stream and the name messages use (``<stdin>`` for stdin)."""
+def open_input(path: Optional[str], encoding_errors: str = "strict",
+               encoding: str = DEFAULT_ENCODING) -> Tuple[IO[str], str]:
+    """Open ``path`` (or stdin for ``None``/``"-"``) as text split on ``\\n`` only; returns the
+    stream and the name messages use (``<stdin>`` for stdin). The stream reads UTF-8; input in
+    another ``encoding`` is decoded into UTF-8 underneath it (its ``buffer`` holds UTF-8 bytes, see
+    :class:`Transcoded`)."""
+    utf8 = is_utf8(encoding)
     if path is None or path == "-":
         if sys.stdin is None:   # started with stdin closed (`<&-`)
             raise NlpipeError("<stdin>: cannot read (stdin is closed)")
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors=encoding_errors,
-                                newline="\n"), "<stdin>"
+        buffer: IO[bytes] = sys.stdin.buffer
+        if not utf8:
+            buffer = io.BufferedReader(Transcoded(buffer, encoding, encoding_errors, "<stdin>", close=False))
+        return io.TextIOWrapper(buffer, encoding="utf-8", errors=encoding_errors, newline="\n"), "<stdin>"
     try:
+        if not utf8:
+            name = printable_name(path)
+            raw = Transcoded(open(path, "rb"), encoding, encoding_errors, name)
+            return io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors=encoding_errors,
+                                    newline="\n"), name
         return open(path, encoding="utf-8", errors=encoding_errors, newline="\n"), printable_name(path)
     except FileNotFoundError:
         raise NlpipeError(f"{path}: no such file") from None
@@ -94,11 +111,12 @@ _NOT_TEXT = ((b"\x1f\x8b", "gzip-compressed; decompress it first (zcat FILE | nl
              (b"\xfe\xff", "UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"))
 
 
-def check_input(path: Optional[str], nul: bool = True) -> None:
+def check_input(path: Optional[str], nul: bool = True, encoding: str = DEFAULT_ENCODING) -> None:
     """An :class:`InputError` when the start of ``path`` (``None``/``-``: stdin) shows that it is
-    not text: compressed, an archive, UTF-16, or (with ``nul``) a NUL byte in its first block; so
-    that a command refuses it before it loads its models. Only regular files are looked at, and
-    nothing is consumed: a pipe is checked as it is read."""
+    not text: compressed, an archive, UTF-16 (unless ``encoding`` is not UTF-8: the user said what
+    it is), or (with ``nul``) a NUL byte in its first block, decoded from ``encoding``; so that a
+    command refuses it before it loads its models. Only regular files are looked at, and nothing is
+    consumed: a pipe is checked as it is read."""
     name = "<stdin>" if path is None or path == "-" else path
     try:
         if name == "<stdin>":
@@ -112,12 +130,177 @@ def check_input(path: Optional[str], nul: bool = True) -> None:
                 head = f.read(BLOCK)
     except OSError:
         return   # reported where the input is opened and read
+    utf8 = is_utf8(encoding)
     for magic, what in _NOT_TEXT:
+        if not utf8 and what.startswith("UTF-16"):
+            continue
         if head.startswith(magic) and not (magic == b"BZh" and not head[3:4].isdigit()):
             raise InputError(name, None, f"the input is {what}")
-    at = head.find(b"\0") if nul else -1
+    if not nul:
+        return
+    if utf8:
+        at = head.find(b"\0")
+        if at >= 0:
+            raise nul_error(name, head.count(b"\n", 0, at) + 1)
+        return
+    text = codecs.getincrementaldecoder(encoding)("replace").decode(head)
+    at = text.find("\0")
     if at >= 0:
-        raise nul_error(name, head.count(b"\n", 0, at) + 1)
+        raise nul_error(name, text.count("\n", 0, at) + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encodings
+
+CHECK_BLOCK = 1 << 20   # bytes decoded at a time by check_encoding and Transcoded
+# What an error in decoding an input says to do, where the command has these options
+ENCODING_HINT = ("if the text is in another encoding, name it with --encoding NAME (e.g. --encoding latin-1); "
+                 "or use --encoding-errors replace to go on")
+
+
+def codec_name(name: str) -> str:
+    """The canonical name of the text encoding ``name`` (``UTF8``: ``utf-8``, ``latin-1``:
+    ``iso8859-1``); an :class:`NlpipeError` for a name Python does not know, or one of a codec that
+    is not a text encoding (``base64``)."""
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        raise NlpipeError(f"--encoding {shown(name)}: unknown encoding (a Python codec name, e.g. utf-8, "
+                          "latin-1, cp1252, utf-16)") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise NlpipeError(f"--encoding {shown(name)}: not a text encoding (e.g. utf-8, latin-1, cp1252, "
+                          "utf-16)")
+    return info.name
+
+
+def is_utf8(encoding: str) -> bool:
+    """Whether ``encoding`` (a name :func:`codec_name` accepts) is UTF-8 itself, read as UTF-8 is
+    everywhere (a byte-order mark at the start ignored), with no decoding step of its own."""
+    return encoding == DEFAULT_ENCODING or codec_name(encoding) == "utf-8"
+
+
+def _ascii_newlines(encoding: str) -> bool:
+    """Whether a line break of ``encoding`` is the byte ``\\n`` (UTF-8, Latin-1, cp1252 ...; not
+    UTF-16 or EBCDIC): byte columns can then be counted from it."""
+    try:
+        return codecs.decode(b"a\nb", encoding) == "a\nb"
+    except (UnicodeDecodeError, ValueError):
+        return False
+
+
+class _Decoding:
+    """Decodes an input's bytes from ``encoding`` block by block, counting lines and bytes, so that
+    a byte that is not valid there is an :class:`EncodingError` naming its line, its byte offset and
+    (where a line break is the byte ``\\n``) its column in bytes, as :func:`utf8_error` does for UTF-8."""
+
+    def __init__(self, encoding: str, errors: str, path: str):
+        self.encoding = codec_name(encoding)
+        self.errors = errors
+        self.path = path
+        self._decoder = codecs.getincrementaldecoder(self.encoding)(errors)
+        self._byte_lines = _ascii_newlines(self.encoding)
+        self.offset = 0        # bytes decoded so far
+        self.line = 1          # the line at ``offset``
+        self.line_start = 0    # the byte offset where that line starts (``_byte_lines`` only)
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        state = self._decoder.getstate()
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as e:
+            raise self._error(e, data, state) from None
+        if self._byte_lines:
+            n = data.count(b"\n")
+            if n:
+                self.line += n
+                self.line_start = self.offset + data.rfind(b"\n") + 1
+        else:
+            self.line += text.count("\n")
+        self.offset += len(data)
+        return text
+
+    def _error(self, e: UnicodeDecodeError, data: bytes, state: Tuple[bytes, int]) -> "EncodingError":
+        # the decoder's error is about the bytes it held back from the block before, then ``data``
+        pending = max(0, len(e.object) - len(data))
+        at = self.offset - pending + e.start    # the bad byte's offset in the input
+        before = max(0, e.start - pending)       # bytes of ``data`` before it
+        bad = e.object[e.start]
+        if self._byte_lines:
+            newlines = data.count(b"\n", 0, before)
+            line = self.line + newlines
+            start = self.offset + data.rfind(b"\n", 0, before) + 1 if newlines else self.line_start
+            where = f"at byte offset {at}, column {at - start + 1}"
+        else:
+            prefix = codecs.getincrementaldecoder(self.encoding)("replace")
+            prefix.setstate(state)
+            line = self.line + prefix.decode(data[:before]).count("\n")
+            where = f"at byte offset {at}"
+        name = "UTF-8" if self.encoding == "utf-8" else self.encoding
+        return EncodingError(self.path, line, f"invalid {name} (byte 0x{bad:02x} {where}); {ENCODING_HINT}")
+
+
+def check_encoding(path: str, encoding: str = DEFAULT_ENCODING, name: Optional[str] = None) -> None:
+    """An :class:`EncodingError` (naming the line, the byte offset and the options that go on) when
+    the file ``path`` is not valid text in ``encoding``; decoded in blocks of :data:`CHECK_BLOCK`
+    bytes, in flat memory, so that a command refuses it before it loads its models. Stdin and files
+    that are not regular files (pipes) are left to the reading, which reports the same error; so
+    is a file that cannot be opened."""
+    if path == "-" or not os.path.isfile(path):
+        return
+    decoding = _Decoding(encoding, "strict", name or printable_name(path))
+    try:
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(CHECK_BLOCK)
+                decoding.decode(block, final=not block)
+                if not block:
+                    return
+    except OSError:
+        return   # reported where the input is opened and read
+
+
+class Transcoded(io.RawIOBase):
+    """A binary stream of UTF-8: the bytes of ``raw`` decoded from ``encoding`` (``errors``:
+    ``strict``, a byte not valid there is an :class:`EncodingError` naming its line; ``replace``:
+    U+FFFD) and encoded as UTF-8, so that every reader of UTF-8 takes input in any encoding.
+    ``close``: whether closing this closes ``raw`` (not for stdin)."""
+
+    def __init__(self, raw: IO[bytes], encoding: str, errors: str, path: str, close: bool = True):
+        super().__init__()
+        self._raw = raw
+        self._decoding = _Decoding(encoding, errors, path)
+        self._out = b""
+        self._eof = False
+        self._close = close
+        self._read = getattr(raw, "read1", raw.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, b: Any) -> int:
+        while not self._out and not self._eof:
+            data = self._read(CHECK_BLOCK)   # read1: what a pipe has, not a whole block
+            self._eof = not data
+            text = self._decoding.decode(data, final=self._eof)
+            try:
+                self._out = text.encode("utf-8")
+            except UnicodeEncodeError as e:   # a codec that gives lone surrogates (raw_unicode_escape)
+                d = self._decoding
+                raise EncodingError(d.path, d.line, f"U+{ord(e.object[e.start]):04X} (a lone surrogate) "
+                                                    f"decoded from {d.encoding} before byte offset "
+                                                    f"{d.offset}; {ENCODING_HINT}") from None
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        if not self.closed and self._close:
+            self._raw.close()
+        super().close()
 
 
 def utf8_error(path: str, line: int, raw: bytes, start: int, offset: Optional[int] = None) -> EncodingError:

@@ -3,7 +3,8 @@
 - ``conllu``: lossless pass-through.
 - ``conll2003``: ``word POS chunk NE`` lines; NE tags <-> MISC ``NE=`` (read IOB1 or BIOES is converted to BIO),
   chunk <-> MISC ``Chunk=``, POS <-> XPOS, ``-DOCSTART-`` <-> ``# newdoc``.
-- ``conll2012`` (input only): span props -> FORM, XPOS, LEMMA on predicates, MISC ``Pred=``/``SRL=``.
+- ``conll2012`` (input only): span props -> FORM, XPOS, LEMMA on predicates, MISC ``Pred=``/``SRL=`` (a
+  roleset with a ``|``, which MISC cannot hold, is refused).
 - ``conll2005`` (output only): srl-eval.pl props, one bracket column per predicate.
 - ``text``: raw text in (through the tokenizer), one sentence per line out, blank line between paragraphs.
 - ``json``, ``tree`` (output only): JSON Lines and dependency trees, as ``--to`` writes them everywhere
@@ -15,7 +16,7 @@ from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from nlpipe.io.conllu import FORM, LEMMA, MISC, UPOS, XPOS, Sentence, read_conllu
 from nlpipe.io.formats import doc_key, read_conll2003, read_conll2012
-from nlpipe.io.inputs import open_input
+from nlpipe.io.inputs import open_input, shown
 from nlpipe.io.misc import Frame, frames_from_misc, frames_to_misc, misc_get, misc_set, ne_tags, set_ne_tags
 from nlpipe.io.outputs import check_output, open_output
 from nlpipe.io.render import Renderer
@@ -56,6 +57,9 @@ def conll2012_to_conllu(stream: IO[str], path: str) -> Iterator[Sentence]:
         comments += [f"# sent_id = {doc_key(s.doc_id)}-{s.index}", f"# text = {' '.join(s.words)}"]
         rows = [_row(i, w, p) for i, (w, p) in enumerate(zip(s.words, s.pos), 1)]
         for f in s.frames:
+            if "|" in f.roleset:   # it would end its MISC entry; MISC has no escape that readers decode
+                raise InputError(path, s.line + f.pred, f"roleset '{shown(f.roleset)}' contains '|', which "
+                                 f"cannot go into MISC Pred= (it separates MISC entries)")
             rows[f.pred][LEMMA] = f.lemma if f.lemma != "-" else "_"
         sent = Sentence(comments, rows)
         try:

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Deque, Iterable, Iterator, Optional, Tuple
 
-from nlpipe.errors import InputError, ModelError, NlpipeError
+from nlpipe.errors import EncodingError, InputError, ModelError, NlpipeError
 from nlpipe.runtime.chain import Pipeline, PipelineSpec
 from nlpipe.runtime.chunks import Chunk, ChunkResult, process_chunk
 from nlpipe.runtime.signals import worker_signals
@@ -31,14 +31,14 @@ _error: Optional[Tuple[Any, ...]] = None
 
 
 def _pack(e: NlpipeError) -> Tuple[Any, ...]:
-    if isinstance(e, InputError):
-        return ("input", e.path, e.line, e.message)
+    if isinstance(e, InputError):   # an EncodingError stays one: the command adds its hint
+        return ("encoding" if isinstance(e, EncodingError) else "input", e.path, e.line, e.message)
     return ("model" if isinstance(e, ModelError) else "other", str(e))
 
 
 def _unpack(error: Tuple[Any, ...]) -> NlpipeError:
-    if error[0] == "input":
-        return InputError(error[1], error[2], error[3])
+    if error[0] in ("input", "encoding"):
+        return (EncodingError if error[0] == "encoding" else InputError)(error[1], error[2], error[3])
     return (ModelError if error[0] == "model" else NlpipeError)(error[1])
 
 

@@ -7,6 +7,7 @@ outputs are checked before any work starts and written whole (:mod:`nlpipe.io.ou
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -15,7 +16,8 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 from nlpipe.errors import EncodingError, InputError, NlpipeError
 from nlpipe.io.conllu import Sentence, parse_string, read_conllu
-from nlpipe.io.inputs import binary_lines, check_input, content_lines, open_input, sniff
+from nlpipe.io.inputs import (DEFAULT_ENCODING, ENCODING_HINT, binary_lines, check_encoding, check_input, codec_name,
+                              content_lines, open_input, sniff)
 from nlpipe.io.outputs import check_output, is_output_dir, open_output, plan_outputs
 from nlpipe.io.render import FORMATS, Renderer
 from nlpipe.io.model_dir import UNDETERMINED
@@ -56,18 +58,23 @@ def load_tokenizer(model: Optional[str] = None, method: Optional[str] = None, **
 
 def run_tokenize(input: str, output: str, model: Optional[str] = None, method: Optional[str] = None,
                  encoding_errors: str = "strict", mode: str = "auto", output_format: str = "conllu",
-                 probs: bool = False, jobs: Optional[int] = None) -> int:
+                 probs: bool = False, jobs: Optional[int] = None, encoding: str = DEFAULT_ENCODING) -> int:
     """Tokenize a raw-text file into CoNLL-U, or ``output_format`` (``mode``: see :data:`INPUT_MODES`;
-    CoNLL-U input is written as it is); return the number of sentences written. ``probs``: MISC
+    CoNLL-U input is written as it is); return the number of sentences written. ``encoding``: the
+    input's (a file is decoded whole before the model loads, unless ``encoding_errors`` is
+    ``replace``); the output is UTF-8. ``probs``: MISC
     ``SentEndProb`` on the last token of each sentence the trained tokenizer finds in raw text.
     ``jobs``: worker processes tokenizing whole paragraphs of a file (None: :func:`auto_jobs`, a
     sentence of raw text taken as :data:`~nlpipe.runtime.chunks.TEXT_CHARS` bytes; stdin is read in
     one process), with the bytes of one process."""
+    encoding = codec_name(encoding)
     check_output(output, [input])
-    check_input(input)
+    check_input(input, encoding=encoding)
     if jobs is not None and jobs < 1:
         raise NlpipeError(f"--jobs must be at least 1, not {jobs}")
-    src = Source(input, mode, encoding_errors)
+    if encoding_errors == "strict":   # text that is not in its encoding fails before the model loads
+        check_encoding(input, encoding)
+    src = Source(input, mode, encoding_errors, encoding)
     try:
         # CoNLL-U passes through untokenized; an empty input still loads (and so checks) the model
         passed = src.mode == "tokens" or (src.mode == "conllu" and not src.empty)
@@ -80,14 +87,14 @@ def run_tokenize(input: str, output: str, model: Optional[str] = None, method: O
             if model is None and method is not None:
                 model = TOKENIZER_METHODS[method]
             spec = PipelineSpec(["tokenize"], {"tokenize": model} if model is not None else {}, options)
-            with Annotator(spec, jobs, input_mode=src.mode, encoding_errors=encoding_errors,
+            with Annotator(spec, jobs, input_mode=src.mode, encoding_errors=encoding_errors, encoding=encoding,
                            tokenizer=tokenizer) as ann, open_output(output, [input]) as out:
                 return ann.run([input], rendered(out, output_format), Progress("tokenize", enabled=False))["sentences"]
         check = ScriptCheck(getattr(tokenizer, "language", None), src.name)
         with open_output(output, [input]) as out:
             return Renderer(out, output_format).write_sentences(checked(src.sentences(tokenizer), check))
     except EncodingError as e:
-        raise e.hint("use --encoding-errors replace to go on") from None
+        raise e.hint(ENCODING_HINT) from None
     finally:
         src.close()
 
@@ -210,11 +217,14 @@ def check_input_mode(mode: str) -> None:
 
 class Source:
     """One input file (or stdin) read as ``mode`` says (:data:`INPUT_MODES`); ``auto``: CoNLL-U or
-    raw text, decided from its first lines (:func:`sniff`); an empty input is CoNLL-U with no sentences."""
+    raw text, decided from its first lines (:func:`sniff`); an empty input is CoNLL-U with no sentences.
+    Input in another ``encoding`` than UTF-8 is read as UTF-8 bytes decoded from it (its ``size`` and
+    the bytes read, for progress, are then estimates)."""
 
-    def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict"):
+    def __init__(self, path: str, mode: str = "auto", encoding_errors: str = "strict",
+                 encoding: str = DEFAULT_ENCODING):
         check_input_mode(mode)
-        self.stream, self.name = open_input(path, encoding_errors)
+        self.stream, self.name = open_input(path, encoding_errors, encoding)
         self.path = path
         self.buffer: IO[bytes] = self.stream.buffer
         self.encoding_errors = encoding_errors
@@ -334,7 +344,7 @@ class Annotator:
 
     def __init__(self, spec: PipelineSpec, jobs: int = 1, batch: int = CHUNK_SENTENCES,
                  warn: Optional[Warn] = None, input_mode: str = "auto", encoding_errors: str = "strict",
-                 tokenizer: Any = None):
+                 tokenizer: Any = None, encoding: str = DEFAULT_ENCODING):
         """``tokenizer``: the chain's tokenize stage, already loaded (else loaded here when needed)."""
         check_input_mode(input_mode)
         if batch < 1:
@@ -353,6 +363,7 @@ class Annotator:
         self.input_mode = "conllu" if input_mode == "auto" and not self.wants_tokenize else input_mode
         self._tokenizer: Any = tokenizer
         self.encoding_errors = encoding_errors
+        self.encoding = encoding
         self.runner = make_runner(spec, jobs)
         languages = {model_language(resolve_model(s, spec.models.get(s))) for s in spec.stages} - {UNDETERMINED}
         self.language = next(iter(languages)) if len(languages) == 1 else None
@@ -375,7 +386,7 @@ class Annotator:
         """Annotate ``inputs`` one after another into ``out``; ``base``: bytes of earlier inputs."""
         stats = {"sentences": 0, "tokens": 0}
         for path in inputs:
-            src = Source(path, self.input_mode, self.encoding_errors)
+            src = Source(path, self.input_mode, self.encoding_errors, self.encoding)
             check = ScriptCheck(self.language, src.name)
             try:
                 if self.jobs > 1 and src.mode in ("raw", "sentences") and not self.runner.document:
@@ -448,9 +459,12 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                  models: Optional[Dict[str, str]] = None, keep_existing: bool = False, skip_bad: bool = False,
                  jobs: int = 1, batch: int = CHUNK_SENTENCES, progress: Optional[bool] = None,
                  input_mode: str = "auto", overwrite: bool = False, output_format: str = "conllu",
+                 encoding_errors: str = "strict", encoding: str = DEFAULT_ENCODING,
                  **options: Any) -> Dict[str, int]:
     """Run ``stages`` in one process (or ``jobs`` worker processes) over ``inputs``, read as
-    ``input_mode`` says (:data:`INPUT_MODES`).
+    ``input_mode`` says (:data:`INPUT_MODES`), in ``encoding`` (``encoding_errors``: ``strict`` or
+    ``replace``, as for :func:`run_tokenize`; input files are decoded whole before the models load,
+    unless ``replace`` or ``skip_bad``, which passes CoNLL-U sentences that are not UTF-8 through).
 
     ``output`` is a file (``-``: stdout) receiving all inputs in order, or a directory (an existing
     one, or a path ending in ``/``) receiving one ``<name>.conllu`` per input; there, files already
@@ -459,6 +473,7 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
     sentences and tokens.
     """
     inputs = inputs or ["-"]
+    encoding = codec_name(encoding)
     check_format(output_format, output, skip_bad)
     spec = PipelineSpec(resolve_stages(stages), dict(models or {}), dict(options), keep_existing, skip_bad)
     if options.get("probs"):
@@ -471,7 +486,8 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
     for s in spec.stages:
         resolve_model(s, spec.models.get(s))  # a missing model fails before any output
     for path in inputs:   # a compressed or binary input fails before the models load
-        check_input(path, nul=not skip_bad)
+        check_input(path, nul=not skip_bad, encoding=encoding)
+    decode_check = encoding_errors == "strict" and not skip_bad
     if is_output_dir(output):
         pairs = plan_outputs(inputs, output)
         todo = [(s, d) for s, d in pairs if overwrite or not os.path.lexists(d)]
@@ -481,8 +497,11 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
         stats = {"sentences": 0, "tokens": 0, "files": len(todo)}
         if not todo:
             return stats
-        with Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog, \
-                _loaded(prog, spec, jobs, batch, input_mode) as ann:
+        for src, _ in todo if decode_check else ():   # so does text that is not in its encoding
+            check_encoding(src, encoding)
+        with _hinted(), \
+                Progress("annotate", _total_size([s for s, _ in todo]), "sentences", "tokens", progress) as prog, \
+                _loaded(prog, spec, jobs, batch, input_mode, encoding_errors, encoding) as ann:
             base = 0
             for src, dst in todo:
                 with open_output(dst) as out:
@@ -492,16 +511,29 @@ def run_annotate(inputs: List[str], output: str, stages: Optional[List[str]] = N
                 stats["tokens"] += done["tokens"]
         return stats
     check_output(output, inputs)
-    with Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog, \
-            _loaded(prog, spec, jobs, batch, input_mode) as ann, open_output(output, inputs) as out:
+    for path in inputs if decode_check else ():
+        check_encoding(path, encoding)
+    with _hinted(), Progress("annotate", _total_size(inputs), "sentences", "tokens", progress) as prog, \
+            _loaded(prog, spec, jobs, batch, input_mode, encoding_errors, encoding) as ann, \
+            open_output(output, inputs) as out:
         return ann.run(inputs, rendered(out, output_format), prog)
 
 
-def _loaded(progress: Progress, spec: PipelineSpec, jobs: int, batch: int, input_mode: str) -> Annotator:
+@contextlib.contextmanager
+def _hinted() -> Iterator[None]:
+    """An :class:`EncodingError` raised inside (stdin, read as it comes) with :data:`ENCODING_HINT`."""
+    try:
+        yield
+    except EncodingError as e:
+        raise e.hint(ENCODING_HINT) from None
+
+
+def _loaded(progress: Progress, spec: PipelineSpec, jobs: int, batch: int, input_mode: str,
+            encoding_errors: str = "strict", encoding: str = DEFAULT_ENCODING) -> Annotator:
     """An :class:`Annotator` with its models loaded, saying so on ``progress``, whose clock then starts."""
     t0 = time.perf_counter()
     progress.note(f"loading the models of {', '.join(spec.stages)} ...")
-    ann = Annotator(spec, jobs, batch, input_mode=input_mode)
+    ann = Annotator(spec, jobs, batch, input_mode=input_mode, encoding_errors=encoding_errors, encoding=encoding)
     progress.note(f"models loaded in {time.perf_counter() - t0:.1f} s")
     progress.restart()
     return ann
