@@ -53,8 +53,7 @@ PUBLISHED = {"UDPipe Future": "UDPipe Future", "BEST": "best"}
 TRAINED = "bench-training.json"       # in each pipeline folder: the command and its wall minutes
 
 
-class BenchError(Exception):
-    """Bad arguments or input: ``main`` prints it on one line and exits with status 2."""
+BenchError = U.BenchError   # bad arguments or input: ``main`` prints it on one line and exits with status 2
 
 
 def treebank_files(folder: Path) -> Dict[str, Path]:
@@ -225,7 +224,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for f in folders:
             runs.append(run_treebank(f, a, results))
             print(table(runs[-1]) + "\n", flush=True)
-    except (BenchError, U.BenchError) as e:
+    except BenchError as e:
         print(f"bench/conll18.py: {e}", file=sys.stderr)
         return 2
     commit = U._git_commit()

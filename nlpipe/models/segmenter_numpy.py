@@ -1,7 +1,8 @@
 """Inference of the character segmenter in numpy (no torch import at tokenize time).
 
 The network: character embedding (plus, optionally, an embedding of the rule tokenizer's token-end
-bit for the character and one of its space-join value), a width-3 convolution, then residual width-3 convolutions with
+bit for the character, and one of its space-join value), a width-3 convolution, then residual
+width-3 convolutions with
 growing dilations (``h = mask * (h + relu(conv_d(h)))``), then a linear layer to the three labels.
 Positions of the mask's zeros (padding between paragraphs) are zero after every layer, so
 paragraphs concatenated with a gap of at least the largest dilation do not see each other, exactly

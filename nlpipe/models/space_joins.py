@@ -113,12 +113,9 @@ class SpaceJoins:
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "SpaceJoins":
         """The inverse of :meth:`to_json`; ValueError or TypeError on a malformed object."""
-        def counts(rows: Any) -> List[int]:
-            return [int(rows[0]), int(rows[1])]
-
-        return cls({(str(a), str(b)): counts((j, s)) for a, b, j, s in data["pairs"]},
-                   {str(a): counts((j, s)) for a, j, s in data["left"]},
-                   {str(a): counts((j, s)) for a, j, s in data["right"]})
+        return cls({(str(a), str(b)): [int(j), int(s)] for a, b, j, s in data["pairs"]},
+                   {str(a): [int(j), int(s)] for a, j, s in data["left"]},
+                   {str(a): [int(j), int(s)] for a, j, s in data["right"]})
 
 
 def _table(counter: Counter) -> Counts:

@@ -220,7 +220,7 @@ class _ScoresOnce:
     def __init__(self, net: Any):
         self.net = net
         self.gap = net.gap
-        self.cache: Dict[Tuple[bytes, Optional[bytes]], np.ndarray] = {}
+        self.cache: Dict[Tuple[bytes, Optional[bytes], Optional[bytes]], np.ndarray] = {}
 
     def scores(self, ids: np.ndarray, bits: Optional[np.ndarray] = None,
                lex: Optional[np.ndarray] = None) -> np.ndarray:
@@ -286,13 +286,13 @@ SPACE_JOINS_SHARE = 0.01
 SPACE_JOINS_CHOICES = ("auto", "yes", "no")
 
 
-def _use_space_joins(choice: str, sentences: Sequence[Any]) -> bool:
+def _use_space_joins(choice: str, spaced: int, tokens: int) -> bool:
+    """Whether to train with the space joins (``spaced`` of the ``tokens`` training tokens hold a space)."""
     if choice not in SPACE_JOINS_CHOICES:
         raise NlpipeError(f"space_joins must be one of {', '.join(SPACE_JOINS_CHOICES)}, not '{choice}'")
     if choice != "auto":
         return choice == "yes"
-    tokens = [tok[FORM] for sent in sentences for tok in sent.tokens]
-    return sum(" " in t for t in tokens) >= SPACE_JOINS_SHARE * max(1, len(tokens))
+    return spaced >= SPACE_JOINS_SHARE * max(1, tokens)
 
 
 # Default epochs: about EPOCH_CHARS training characters in all, between MIN_EPOCHS and MAX_EPOCHS (EWT,
@@ -350,11 +350,13 @@ def train(train_path: str, dev_path: str, out: str, epochs: Optional[int] = None
         epochs = default_epochs(sum(len(t) + (not new_par) for t, _, new_par in units))
     multiwords = learn_multiwords(train_sents, dev_sents, english=lang == "en")
     # tokens with a space inside (French "500 000"): a space may then lie inside a token
-    spaces = any(" " in tok[FORM] for sent in train_sents for tok in sent.tokens)
+    forms = [tok[FORM] for sent in train_sents for tok in sent.tokens]
+    spaced = sum(" " in form for form in forms)
+    spaces = spaced > 0
     rule_params, punkt_params = _rule_params(rules, rule_sentences, train_sents, lang)
     word_rules = rule_features(rule_params, punkt_params) if rule_params is not None else None
     joins, unit_joins = None, None
-    if _use_space_joins(space_joins, train_sents):
+    if _use_space_joins(space_joins, spaced, len(forms)):
         joins, unit_joins = jackknifed([(t, lb) for t, lb, _ in units], INSIDE)
 
     def lay_out(rng: random.Random) -> Tuple[np.ndarray, ...]:
